@@ -1,0 +1,14 @@
+"""rankbias: measuring bias in ranked lists.
+
+The package behind the `rankbias` Jupyter Book.  Modules:
+
+- :mod:`rankbias.runs`       TREC run and qrels files, validated, as arrays
+- :mod:`rankbias.lexicon`    word lists of groups of terms
+- :mod:`rankbias.text`       tokenisers and per-document group statistics
+- :mod:`rankbias.metrics`    the bias measures, one module per family
+- :mod:`rankbias.analysis`   analyses of the measures themselves
+- :mod:`rankbias.retrieval`  the rankers of the embedded testbed
+- :mod:`rankbias.data`       the embedded testbed and the public-resource catalogue
+"""
+
+__version__ = "0.1.0"

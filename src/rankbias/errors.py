@@ -1,0 +1,18 @@
+"""Errors raised on bad input.
+
+Every reader in the package raises :class:`InputError` (a ``ValueError``) whose message names
+the file, the line or id, what was found and what was expected.  The command line prints the
+message and exits with status 2; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input: a malformed file, an unknown id, an inconsistent parameter."""
+
+
+def located(path, line: int | None, message: str) -> InputError:
+    """An :class:`InputError` whose message starts with ``path:line:``."""
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    return InputError(f"{where}: {message}")
