@@ -1,0 +1,153 @@
+"""``rankbias data``: fetch and verify the public resources; build the embedded testbed.
+
+::
+
+    rankbias data fetch [NAMES...] [--dest DIR] [--mirror URL] [--overwrite] [--list]
+    rankbias data verify [NAMES...] [--dest DIR]
+    rankbias data build --out DIR [--force]
+
+``NAMES`` are resource or bundle names of :mod:`rankbias.data.catalog` (default: the bundle
+``all``).  ``fetch`` downloads from commit-pinned URLs and refuses a file whose sha256 differs;
+``verify`` re-checks a directory; ``build`` builds the ``wikisample`` testbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+
+from rankbias.errors import InputError
+
+DEFAULT_DEST = "data/build/public"
+
+
+def register(subparsers) -> None:
+    """Add the ``data`` command and its sub-commands to the ``rankbias`` parser."""
+    parser = subparsers.add_parser(
+        "data",
+        help="fetch and verify the public resources; build the embedded testbed",
+        description="Fetch and verify the public resources of the literature "
+        "(word lists, query sets, run files); build the embedded wikisample testbed.",
+    )
+    sub = parser.add_subparsers(dest="data_command", required=True)
+
+    fetch = sub.add_parser(
+        "fetch",
+        help="download public resources, checking their sha256",
+        description="Download public resources from URLs pinned to upstream commits, verify "
+        "size and sha256, and refuse any file that differs. Files already present with the "
+        "right checksum are skipped.",
+    )
+    fetch.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="resource or bundle names (default: all); see --list",
+    )
+    fetch.add_argument(
+        "--dest", default=DEFAULT_DEST, help=f"directory to write into (default: {DEFAULT_DEST})"
+    )
+    fetch.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="base URL or directory replacing https://raw.githubusercontent.com, laid out as "
+        "<owner>/<repo>/<commit>/<path> (file:// URLs work)",
+    )
+    fetch.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="download again and replace files already present",
+    )
+    fetch.add_argument(
+        "--list",
+        action="store_true",
+        help="list the bundles and the selected resources with their URLs, download nothing",
+    )
+    fetch.set_defaults(func=run_fetch)
+
+    verify = sub.add_parser(
+        "verify",
+        help="check downloaded resources against the catalogue",
+        description="Check that every selected resource is present under --dest with the "
+        "catalogued size and sha256. Exit status 2 if any is missing or differs.",
+    )
+    verify.add_argument(
+        "names", nargs="*", metavar="NAME", help="resource or bundle names (default: all)"
+    )
+    verify.add_argument(
+        "--dest", default=DEFAULT_DEST, help=f"directory to check (default: {DEFAULT_DEST})"
+    )
+    verify.set_defaults(func=run_verify)
+
+    build = sub.add_parser(
+        "build",
+        help="build the embedded wikisample testbed",
+        description="Build the wikisample testbed (collection, queries, judgements, runs) "
+        "into --out.",
+    )
+    build.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    build.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    build.set_defaults(func=run_build)
+
+
+def _names(args: argparse.Namespace) -> list[str]:
+    return list(args.names) or ["all"]
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from rankbias.data import catalog
+    from rankbias.data.fetch import fetch, mirror_base_url
+
+    selected = catalog.select(_names(args))
+    if args.list:
+        base = mirror_base_url(args.mirror) if args.mirror else None
+        print("bundles:")
+        for bundle in catalog.bundles().values():
+            print(f"  {bundle.name:<20} {len(bundle.members):>3} files  {bundle.description}")
+        print("resources:")
+        for resource in selected:
+            print(f"  {resource.name}  ({resource.size:,} bytes, {resource.license})")
+            print(f"      {resource.description}")
+            print(f"      {resource.url(base)}")
+            print(f"      sha256 {resource.sha256}")
+        return 0
+    paths = fetch(
+        _names(args), args.dest, base_url=args.mirror, overwrite=args.overwrite, report=print
+    )
+    print(f"{len(paths)} file(s) in {Path(args.dest)}, all with the catalogued sha256")
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from rankbias.data.fetch import verify
+
+    checks = verify(args.dest, _names(args))
+    bad = []
+    for check in checks:
+        if check.status == "ok":
+            print(f"ok       {check.resource.name}")
+        elif check.status == "missing":
+            print(f"missing  {check.resource.name}  ({check.path})")
+            bad.append(f"{check.path} missing")
+        else:
+            print(f"differs  {check.resource.name}  ({check.path})")
+            bad.append(
+                f"{check.path}: expected sha256 {check.resource.sha256} "
+                f"({check.resource.size} bytes), found sha256 {check.found_sha256} "
+                f"({check.found_size} bytes)"
+            )
+    if bad:
+        raise InputError(
+            f"{len(bad)} of {len(checks)} resource(s) in {args.dest} failed verification: "
+            + "; ".join(bad)
+            + " — run `rankbias data fetch` (with --overwrite for files that differ)"
+        )
+    print(f"{len(checks)} file(s) in {args.dest} match the catalogue")
+    return 0
+
+
+def run_build(args: argparse.Namespace) -> int:
+    wikisample = importlib.import_module("rankbias.data.wikisample")
+    wikisample.build(Path(args.out), force=args.force)
+    return 0

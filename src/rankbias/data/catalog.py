@@ -1,0 +1,179 @@
+"""The catalogue of public resources: what the files are, where they live, their checksums.
+
+The gender-bias-in-ranking literature ships its word lists, query sets and run files in two
+GitHub repositories.  This module knows every one of those files by a stable name
+(``rekabsaz/wordlist_genderspecific.txt``, ``cpjku/runs/msmarco_passage/BM25.run``, …), the
+repository and the commit it is pinned to, its path in the repository, its size in bytes, its
+sha256 and its license.  :mod:`rankbias.data.fetch` downloads and verifies them.
+
+The entries live in ``public_resources.json`` beside this file.  The sizes and checksums were
+computed once from byte-identical copies of the upstream files; they are literals, never
+recomputed at run time, so a changed file is detected rather than trusted.
+
+Sources
+-------
+``rekabsaz``
+    github.com/navid-rekabsaz/GenderBias_IR @ ``3b940f978e8db5a890899b953dba1fa3e05cc3d3``
+    (MIT).  Rekabsaz and Schedl, *Do Neural Ranking Models Intensify Gender Bias?* SIGIR 2020.
+``cpjku``
+    github.com/CPJKU/FairnessRetrievalResults @ ``81693da5305d67307673574252a4d963510a3632``
+    (MIT).  Rekabsaz, Kopeinik and Schedl, *Societal Biases in Retrieved Contents*, SIGIR 2021.
+
+A downloaded file lands at ``<dest>/<local_path>``: ``rekabsaz_genderbias_ir/…`` and
+``cpjku_fairness_retrieval_results/…``, the same layout as the project's read-only reference
+copy, so code that reads one directory reads the other.
+
+Upstream paths that were inferred
+---------------------------------
+The URL of a file is ``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>``.
+The provenance notes the project received name the repository folder of each file
+(``resources/``, ``dataset/``, ``measurement/sample_trec_runs/``) but not every full path;
+these were completed as follows and should be checked by the first person who downloads from
+the real host (a wrong path shows up as an HTTP 404, never as a wrong file, because the
+checksum is verified):
+
+* both ``LICENSE`` files: assumed at the repository root (``LICENSE``), where GitHub keeps it;
+  for GenderBias_IR a root ``LICENSE`` is seen in the repository's history.
+* ``cpjku/wordlist_gender_representative.txt``: ``resources/wordlist_gender_representative.txt``
+  (the notes give ``resources/``; the repository's ``measurement/README.md`` refers to
+  ``../resources/wordlist_gender_representative.txt``).
+* ``cpjku/runs/<collection>/<ranker>.run``:
+  ``measurement/sample_trec_runs/<collection>/<ranker>.run`` — the notes give the folder
+  ``measurement/sample_trec_runs/``; the sub-folders ``msmarco_passage/`` and
+  ``trecdl2019_passage/`` are those of the local copy, and match paths seen in the repository's
+  history, where files at these paths have the catalogued sizes (earlier commits kept the same
+  files under ``fairness_measurement/`` and ``fairness_metrics/``).
+* ``cpjku/*.tsv`` query sets and annotations: ``dataset/<file name>``.
+* ``rekabsaz/*``: ``resources/<file name>``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources as importlib_resources
+from urllib.parse import quote
+
+from rankbias.errors import InputError
+
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
+CATALOGUE_FILE = "public_resources.json"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One public file, pinned to a commit of its repository."""
+
+    name: str  #: stable name, ``<source>/<path in the source's folder>``
+    source: str  #: ``rekabsaz`` or ``cpjku``
+    repository: str  #: ``owner/name`` on GitHub
+    commit: str  #: 40-hex commit the URL is pinned to
+    path: str  #: path of the file inside the repository
+    local_path: str  #: where :func:`rankbias.data.fetch.fetch` puts it, relative to ``dest``
+    size: int  #: size in bytes
+    sha256: str  #: hex digest of the file's bytes
+    license: str  #: SPDX identifier of the repository's license
+    description: str  #: what the file is, in one line
+
+    def url(self, base_url: str | None = None) -> str:
+        """The download URL: ``<base_url>/<owner>/<repo>/<commit>/<path>``.
+
+        ``base_url`` defaults to GitHub's raw-file host; a mirror laid out the same way
+        (``https://…`` or ``file:///…``) replaces it.
+        """
+        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        return f"{base}/{quote(self.repository)}/{self.commit}/{quote(self.path)}"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A named group of resources fetched together."""
+
+    name: str
+    description: str
+    members: tuple[str, ...]
+
+
+@cache
+def _load() -> tuple[dict[str, Resource], dict[str, Bundle]]:
+    text = importlib_resources.files("rankbias.data").joinpath(CATALOGUE_FILE).read_text("utf-8")
+    raw = json.loads(text)
+    sources = raw["sources"]
+    entries: dict[str, Resource] = {}
+    for item in raw["resources"]:
+        source = sources[item["source"]]
+        resource = Resource(
+            name=item["name"],
+            source=item["source"],
+            repository=source["repository"],
+            commit=source["commit"],
+            path=item["path"],
+            local_path=item["local_path"],
+            size=int(item["size"]),
+            sha256=item["sha256"],
+            license=source["license"],
+            description=item["description"],
+        )
+        if resource.name in entries:
+            raise InputError(f"{CATALOGUE_FILE}: resource {resource.name!r} is listed twice")
+        entries[resource.name] = resource
+    bundles: dict[str, Bundle] = {}
+    for name, item in raw["bundles"].items():
+        if name in entries:
+            raise InputError(f"{CATALOGUE_FILE}: bundle {name!r} has the name of a resource")
+        unknown = [m for m in item["members"] if m not in entries]
+        if unknown:
+            raise InputError(
+                f"{CATALOGUE_FILE}: bundle {name!r} lists unknown resources {unknown}; "
+                f"expected names from the 'resources' list"
+            )
+        bundles[name] = Bundle(name, item["description"], tuple(item["members"]))
+    return entries, bundles
+
+
+def resources() -> dict[str, Resource]:
+    """Every catalogued resource, by name, in catalogue order."""
+    return dict(_load()[0])
+
+
+def bundles() -> dict[str, Bundle]:
+    """The named bundles (``genderbias_ir``, ``fairness_retrieval``, ``runs_msmarco``,
+    ``runs_trecdl2019``, ``all``), by name."""
+    return dict(_load()[1])
+
+
+def resource(name: str) -> Resource:
+    """The resource called ``name``; :class:`InputError` if there is none."""
+    entries, _ = _load()
+    try:
+        return entries[name]
+    except KeyError:
+        raise InputError(
+            f"unknown public resource {name!r}; expected one of the names listed by "
+            f"`rankbias data fetch --list`"
+        ) from None
+
+
+def select(names_or_bundles: str | list[str] | tuple[str, ...]) -> list[Resource]:
+    """Resolve resource and bundle names to resources, in order, without duplicates.
+
+    A single string is one name.  An unknown name raises :class:`InputError` naming it and the
+    bundles that exist.
+    """
+    if isinstance(names_or_bundles, str):
+        names_or_bundles = [names_or_bundles]
+    entries, groups = _load()
+    chosen: dict[str, Resource] = {}
+    for name in names_or_bundles:
+        if name in groups:
+            for member in groups[name].members:
+                chosen.setdefault(member, entries[member])
+        elif name in entries:
+            chosen.setdefault(name, entries[name])
+        else:
+            raise InputError(
+                f"unknown public resource or bundle {name!r}; expected a bundle "
+                f"({', '.join(groups)}) or a resource name listed by `rankbias data fetch --list`"
+            )
+    return list(chosen.values())

@@ -1,0 +1,203 @@
+"""Download the public resources of :mod:`rankbias.data.catalog` and check them.
+
+:func:`fetch` streams each file from its commit-pinned URL into a temporary file inside the
+destination directory, hashing as it goes, and renames it into place only when the size and
+the sha256 are those of the catalogue.  A file whose checksum differs is refused: the temporary
+file is deleted and :class:`~rankbias.errors.InputError` names the resource, the URL, the
+expected and the found sha256.  Files already present with the right checksum are skipped.
+
+``base_url`` replaces GitHub's raw-file host with a mirror laid out as
+``<base_url>/<owner>/<repo>/<commit>/<path>``; ``file://`` URLs and plain directory paths work,
+so the downloader can be exercised, and used, without network access.
+
+:func:`verify` checks a directory of downloaded files against the catalogue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from rankbias.data.catalog import Resource, select
+from rankbias.errors import InputError
+
+CHUNK_BYTES = 1 << 20
+TIMEOUT_SECONDS = 60
+
+Report = Callable[[str], None]
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def mirror_base_url(mirror: str) -> str:
+    """A base URL for ``mirror``: a URL is kept; an existing directory becomes ``file://…``."""
+    if urlsplit(mirror).scheme in {"http", "https", "file", "ftp"}:
+        return mirror.rstrip("/")
+    directory = Path(mirror).expanduser()
+    if directory.is_dir():
+        return directory.resolve().as_uri()
+    raise InputError(
+        f"mirror {mirror!r}: found neither a URL (http://, https://, file://) nor an existing "
+        f"directory; expected a base URL or directory laid out as <owner>/<repo>/<commit>/<path>"
+    )
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of the file at ``path``, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _matches(path: Path, resource: Resource) -> tuple[bool, str | None]:
+    """Whether ``path`` holds exactly ``resource``; the found sha256 when it was computed."""
+    if path.stat().st_size != resource.size:
+        return False, None
+    found = sha256_of(path)
+    return found == resource.sha256, found
+
+
+def _download(resource: Resource, url: str, target: Path) -> None:
+    """Stream ``url`` into a temporary file beside ``target``; rename it only if it verifies."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+    digest = hashlib.sha256()
+    size = 0
+    # A longer answer is still hashed (so the error can name its sha256) but no longer written,
+    # and reading stops altogether past ``limit``.
+    limit = 2 * resource.size + CHUNK_BYTES
+    try:
+        try:
+            with urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as response:
+                with open(partial, "xb") as out:
+                    while size <= limit and (chunk := response.read(CHUNK_BYTES)):
+                        if size + len(chunk) <= resource.size:
+                            out.write(chunk)
+                        size += len(chunk)
+                        digest.update(chunk)
+        except (urllib.error.URLError, OSError) as exc:
+            reason = exc if isinstance(exc, urllib.error.HTTPError) else getattr(exc, "reason", exc)
+            raise InputError(f"could not download {resource.name} from {url}: {reason}") from exc
+        if size > limit:
+            found_text = f"more than {limit} bytes, reading stopped"
+        else:
+            found_text = f"sha256 {digest.hexdigest()} ({size} bytes)"
+        if size != resource.size or digest.hexdigest() != resource.sha256:
+            raise InputError(
+                f"refused {resource.name} from {url}: checksum differs, "
+                f"expected sha256 {resource.sha256} ({resource.size} bytes), found {found_text}"
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def fetch(
+    names_or_bundles: str | Iterable[str],
+    dest: str | os.PathLike[str],
+    *,
+    base_url: str | None = None,
+    overwrite: bool = False,
+    report: Report | None = _to_stderr,
+) -> list[Path]:
+    """Download resources (or bundles of them) into ``dest``; return their paths.
+
+    Parameters
+    ----------
+    names_or_bundles
+        Resource names (``cpjku/runs/msmarco_passage/BM25.run``) and bundle names
+        (``genderbias_ir``, ``fairness_retrieval``, ``runs_msmarco``, ``runs_trecdl2019``,
+        ``all``); a single string is one name.
+    dest
+        Directory; each file goes to ``dest/<resource.local_path>``.
+    base_url
+        Host prefix replacing ``https://raw.githubusercontent.com``: any URL (``file://`` too)
+        or a local directory laid out as ``<owner>/<repo>/<commit>/<path>``.
+    overwrite
+        Download again even when the file is present with the right checksum, and replace a
+        present file whose checksum differs (without it, such a file is an error: it is never
+        replaced silently).
+    report
+        Called with one line per file (fetched or skipped); ``None`` for silence.
+
+    Raises
+    ------
+    InputError
+        An unknown name; a download that fails; a downloaded file whose size or sha256
+        differs from the catalogue (nothing is left in ``dest``); a present file that differs
+        while ``overwrite`` is false.
+    """
+    names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
+    chosen = select(names)
+    base = mirror_base_url(base_url) if base_url is not None else None
+    say = report or (lambda message: None)
+    dest = Path(dest)
+    paths: list[Path] = []
+    for resource in chosen:
+        target = dest / resource.local_path
+        url = resource.url(base)
+        if target.exists() and not overwrite:
+            ok, found = _matches(target, resource)
+            if not ok:
+                found_text = (
+                    f"sha256 {found}"
+                    if found is not None
+                    else f"{target.stat().st_size} bytes instead of {resource.size}"
+                )
+                raise InputError(
+                    f"{target}: present but not {resource.name} as catalogued: expected sha256 "
+                    f"{resource.sha256} ({resource.size} bytes), found {found_text}; remove it "
+                    f"or fetch with --overwrite"
+                )
+            say(f"skipped {resource.name}: already present at {target} with the right sha256")
+        else:
+            _download(resource, url, target)
+            say(f"fetched {resource.name} -> {target} ({resource.size:,} bytes, sha256 verified)")
+        paths.append(target)
+    return paths
+
+
+@dataclass(frozen=True)
+class Check:
+    """The state of one resource in a directory: ``ok``, ``missing`` or ``differs``."""
+
+    resource: Resource
+    path: Path
+    status: str
+    found_sha256: str | None = None
+    found_size: int | None = None
+
+
+def verify(
+    dest: str | os.PathLike[str], names_or_bundles: str | Iterable[str] = "all"
+) -> list[Check]:
+    """Check the files of ``names_or_bundles`` under ``dest`` against the catalogue.
+
+    Returns one :class:`Check` per resource, in catalogue order; raises nothing for missing or
+    differing files (the caller decides), only :class:`InputError` for unknown names.
+    """
+    names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
+    dest = Path(dest)
+    checks: list[Check] = []
+    for resource in select(names):
+        path = dest / resource.local_path
+        if not path.is_file():
+            checks.append(Check(resource, path, "missing"))
+            continue
+        size = path.stat().st_size
+        found = sha256_of(path)
+        status = "ok" if (size == resource.size and found == resource.sha256) else "differs"
+        checks.append(Check(resource, path, status, found, size))
+    return checks

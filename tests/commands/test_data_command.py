@@ -1,0 +1,155 @@
+"""``rankbias data fetch | verify | build`` through the command-line entry point."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from rankbias.cli import main
+
+PUBLIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "public"
+
+# (local path, repository path) of the files these tests mirror, written out by hand from
+# SOURCES.md; the commits are the pinned ones.
+REKABSAZ = "navid-rekabsaz/GenderBias_IR/3b940f978e8db5a890899b953dba1fa3e05cc3d3"
+CPJKU = "CPJKU/FairnessRetrievalResults/81693da5305d67307673574252a4d963510a3632"
+MIRRORED = {
+    "rekabsaz_genderbias_ir/LICENSE": f"{REKABSAZ}/LICENSE",
+    "rekabsaz_genderbias_ir/queries_gender_annotated.csv": (
+        f"{REKABSAZ}/resources/queries_gender_annotated.csv"
+    ),
+    "rekabsaz_genderbias_ir/wordlist_genderspecific.txt": (
+        f"{REKABSAZ}/resources/wordlist_genderspecific.txt"
+    ),
+    "cpjku_fairness_retrieval_results/LICENSE": f"{CPJKU}/LICENSE",
+    "cpjku_fairness_retrieval_results/runs/msmarco_passage/BM25.run": (
+        f"{CPJKU}/measurement/sample_trec_runs/msmarco_passage/BM25.run"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def public() -> Path:
+    if not PUBLIC.is_dir():
+        pytest.skip(f"the reference copy of the public resources is absent ({PUBLIC})")
+    return PUBLIC.resolve()
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, public: Path) -> Path:
+    root = tmp_path / "mirror"
+    for local, remote in MIRRORED.items():
+        target = root / remote
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((public / local).read_bytes())
+    return root
+
+
+def test_fetch_a_bundle_then_verify_it(tmp_path: Path, mirror: Path, public: Path, capsys) -> None:
+    dest = tmp_path / "public"
+    assert (
+        main(["data", "fetch", "genderbias_ir", "--dest", str(dest), "--mirror", mirror.as_uri()])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.count("fetched rekabsaz/") == 3
+    for local in list(MIRRORED)[:3]:
+        assert (dest / local).read_bytes() == (public / local).read_bytes()
+
+    assert (
+        main(["data", "fetch", "genderbias_ir", "--dest", str(dest), "--mirror", mirror.as_uri()])
+        == 0
+    )
+    assert capsys.readouterr().out.count("skipped rekabsaz/") == 3
+
+    assert main(["data", "verify", "genderbias_ir", "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out.count("ok ") == 3
+
+
+def test_fetch_with_a_directory_as_mirror(tmp_path: Path, mirror: Path, public: Path) -> None:
+    dest = tmp_path / "public"
+    name = "cpjku/runs/msmarco_passage/BM25.run"
+    assert main(["data", "fetch", name, "--dest", str(dest), "--mirror", str(mirror)]) == 0
+    local = "cpjku_fairness_retrieval_results/runs/msmarco_passage/BM25.run"
+    assert (dest / local).read_bytes() == (public / local).read_bytes()
+
+
+def test_a_bad_checksum_exits_2_with_a_clear_message(tmp_path: Path, mirror: Path, capsys) -> None:
+    target = mirror / MIRRORED["rekabsaz_genderbias_ir/wordlist_genderspecific.txt"]
+    data = bytearray(target.read_bytes())
+    data[7] ^= 0x20  # "boys" becomes "bOys"
+    target.write_bytes(bytes(data))
+    dest = tmp_path / "public"
+    status = main(
+        [
+            "data",
+            "fetch",
+            "rekabsaz/wordlist_genderspecific.txt",
+            "--dest",
+            str(dest),
+            "--mirror",
+            mirror.as_uri(),
+        ]
+    )
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rankbias data: error: refused rekabsaz/wordlist_genderspecific.txt")
+    assert target.as_uri() in err
+    assert hashlib.sha256(bytes(data)).hexdigest() in err
+    assert "checksum differs" in err
+    assert not (dest / "rekabsaz_genderbias_ir" / "wordlist_genderspecific.txt").exists()
+
+
+def test_verify_exits_2_on_missing_files(tmp_path: Path, capsys) -> None:
+    status = main(["data", "verify", "cpjku/LICENSE", "--dest", str(tmp_path)])
+    assert status == 2
+    captured = capsys.readouterr()
+    assert "missing  cpjku/LICENSE" in captured.out
+    assert "1 of 1 resource(s)" in captured.err
+    assert str(tmp_path / "cpjku_fairness_retrieval_results" / "LICENSE") in captured.err
+
+
+def test_verify_the_reference_copy(public: Path, capsys) -> None:
+    assert main(["data", "verify", "--dest", str(public)]) == 0
+    assert capsys.readouterr().out.count("ok ") == 29
+
+
+def test_an_unknown_name_exits_2(tmp_path: Path, capsys) -> None:
+    assert main(["data", "fetch", "qs3", "--dest", str(tmp_path)]) == 2
+    assert "unknown public resource or bundle 'qs3'" in capsys.readouterr().err
+
+
+def test_list_prints_bundles_and_urls_and_downloads_nothing(tmp_path: Path, capsys) -> None:
+    dest = tmp_path / "public"
+    assert main(["data", "fetch", "runs_trecdl2019", "--list", "--dest", str(dest)]) == 0
+    out = capsys.readouterr().out
+    for bundle in ("genderbias_ir", "fairness_retrieval", "runs_msmarco", "runs_trecdl2019", "all"):
+        assert f"  {bundle} " in out
+    assert (
+        "https://raw.githubusercontent.com/CPJKU/FairnessRetrievalResults/"
+        "81693da5305d67307673574252a4d963510a3632/measurement/sample_trec_runs/"
+        "trecdl2019_passage/knrm.run"
+    ) in out
+    assert "cpjku/runs/msmarco_passage/" not in out
+    assert not dest.exists()
+
+
+def test_build_dispatches_to_wikisample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    fake = types.ModuleType("rankbias.data.wikisample")
+    fake.build = lambda out_dir, force=False: calls.append((out_dir, force))
+    monkeypatch.setitem(sys.modules, "rankbias.data.wikisample", fake)
+    assert main(["data", "build", "--out", str(tmp_path / "w")]) == 0
+    assert main(["data", "build", "--out", str(tmp_path / "v"), "--force"]) == 0
+    assert calls == [(tmp_path / "w", False), (tmp_path / "v", True)]
+
+
+def test_build_requires_out(capsys) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["data", "build"])
+    assert caught.value.code == 2
+    assert "--out" in capsys.readouterr().err
