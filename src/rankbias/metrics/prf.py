@@ -1,0 +1,261 @@
+r"""Pairwise ranking fairness: PRF (Beutel et al., KDD 2019), normed PRF, |ΔA-PRF| and the batch
+disparity statistics PD and TS (Li et al., *Debiasing Neural Retrieval via In-batch Balancing
+Regularization*; seed 004 Eq. 1–4 and §4).  METRICS §6.
+
+Definitions
+-----------
+Each retrieved document ``p`` of a query has a *bias label* ``d(p) = sign(M_m(p) − M_f(p))``
+∈ {−1, 0, +1} from its group magnitudes (:func:`bias_labels`; METRICS §6.  Seed 004 Eq. 1 writes
+``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log tf(w,p)``, undefined for absent words; the project uses the
+count difference), a click label (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.
+For group ``g ∈ {m (+1), f (−1)}`` and one query, with ``n_1^g`` clicked documents labelled ``g``
+and ``n_0`` non-clicked documents:
+
+.. math::
+   \mathrm{PRF}_g = \frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
+       \mathbb 1[R_j \ge R_k]
+   \qquad
+   \mathrm{nPRF}_g = \Big(\frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
+       R_j^2\, \mathbb 1[R_j \ge R_k]\Big)^{1/2}
+
+with ``C_g`` the clicked documents labelled ``g`` and ``N`` the non-clicked documents.
+
+Both are undefined (NaN) when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0
+belong to neither group and are not "non-clicked" either.
+
+- ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
+  clicked document of group ``g`` (and at least one non-clicked document).
+- ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (seed 004 Eq. 4 prints
+  ``nPRF_m`` twice; the group-specific reading is meant).  Computed through the identity
+  ``PD = mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
+- ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)``, the squared Welch t-statistic, with the
+  population variances ``var = (1/n) Σ (x − μ)²`` that seed 004 defines.  The printed form
+  ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
+  (``form="printed"`` computes it, for comparison only).
+
+Score normalisation into ``[0, 1]`` (PRF only depends on the order within a query; nPRF depends
+on the values, so the choice matters and is explicit):
+
+- ``"min_max"`` (default): per query, ``(s − min_q) / (max_q − min_q)``; a query whose scores are
+  all equal gets ``R = 1`` for every document (all of them are the maximum).
+- ``"sigmoid"``: ``1 / (1 + exp(−s))`` for every score, the same map for all queries (suits
+  logits of a cross-encoder).
+- ``"none"``: scores are used as they are and must already lie in ``[0, 1]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "GROUP_LABELS",
+    "bias_labels",
+    "delta_a_prf",
+    "normalise_scores",
+    "pairwise_difference",
+    "pairwise_ranking_fairness",
+    "t_statistic_squared",
+]
+
+Normalisation = Literal["min_max", "sigmoid", "none"]
+
+#: Group name → bias label ``d(p)``.
+GROUP_LABELS = {"m": 1, "f": -1}
+
+
+def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
+    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8)."""
+    male = np.asarray(male_magnitude, dtype=float)
+    female = np.asarray(female_magnitude, dtype=float)
+    if male.shape != female.shape:
+        raise ValueError(
+            f"male_magnitude has shape {male.shape}, female_magnitude {female.shape}; "
+            "expected one value per document in each"
+        )
+    return np.sign(male - female).astype(np.int8)
+
+
+def _query_codes(qid) -> tuple[np.ndarray, np.ndarray]:
+    uniques, codes = np.unique(np.asarray(qid), return_inverse=True)
+    return uniques, codes.ravel()
+
+
+def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarray:
+    """Map raw ranking scores into ``[0, 1]`` (see the module docstring for the methods)."""
+    values = np.asarray(score, dtype=float)
+    if values.ndim != 1 or np.shape(qid) != values.shape:
+        raise ValueError(
+            f"qid and score: expected two 1-D sequences of the same length, found shapes "
+            f"{np.shape(qid)} and {values.shape}"
+        )
+    if not np.all(np.isfinite(values)):
+        raise ValueError("score: expected finite numbers, found NaN or inf")
+    if method == "sigmoid":
+        return 0.5 * (1.0 + np.tanh(0.5 * values))
+    if method == "none":
+        outside = np.flatnonzero((values < 0) | (values > 1))
+        if outside.size:
+            raise ValueError(
+                f"score: normalisation='none' expects scores in [0, 1], found "
+                f"{values[outside[:5]].tolist()} at rows {outside[:5].tolist()}"
+            )
+        return values
+    if method != "min_max":
+        raise ValueError(
+            f"normalisation: expected 'min_max', 'sigmoid' or 'none', found {method!r}"
+        )
+    _, codes = _query_codes(qid)
+    n_queries = int(codes.max()) + 1 if codes.size else 0
+    low = np.full(n_queries, np.inf)
+    high = np.full(n_queries, -np.inf)
+    np.minimum.at(low, codes, values)
+    np.maximum.at(high, codes, values)
+    spread = (high - low)[codes]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = (values - low[codes]) / spread
+    return np.where(spread > 0, scaled, 1.0)
+
+
+def pairwise_ranking_fairness(
+    qid: Sequence,
+    score: Sequence[float],
+    clicked: Sequence[bool],
+    label: Sequence[int],
+    *,
+    normalisation: Normalisation = "min_max",
+) -> pd.DataFrame:
+    """PRF_g and nPRF_g per query and group, vectorised over all queries.
+
+    Inputs are tidy, one entry per (query, retrieved document): ``qid``, raw ``score``,
+    ``clicked`` (bool) and bias ``label`` (−1/0/+1, see :func:`bias_labels`).  Returns one row
+    per (qid, group ∈ {"m", "f"}) with ``n_clicked`` (= ``n_1^g``), ``n_non_clicked`` (= ``n_0``),
+    ``prf`` and ``nprf``; both NaN where undefined (no clicked document of the group, or no
+    non-clicked document).
+    """
+    qids = np.asarray(qid)
+    values = np.asarray(score, dtype=float)
+    clicks = np.asarray(clicked)
+    labels = np.asarray(label)
+    n_rows = qids.shape[0] if qids.ndim else 0
+    for name, array in (("score", values), ("clicked", clicks), ("label", labels)):
+        if array.shape != (n_rows,):
+            raise ValueError(
+                f"{name}: expected one value per row of qid ({n_rows}), found shape {array.shape}"
+            )
+    if clicks.dtype != bool:
+        if not np.all(np.isin(clicks, (0, 1))):
+            raise ValueError("clicked: expected booleans (or 0/1)")
+        clicks = clicks.astype(bool)
+    if not np.all(np.isin(labels, (-1, 0, 1))):
+        found = sorted(set(np.unique(labels).tolist()) - {-1, 0, 1})
+        raise ValueError(f"label: expected bias labels in {{-1, 0, 1}}, found {found[:5]}")
+    relevance = normalise_scores(qids, values, normalisation)
+    uniques, codes = _query_codes(qids)
+    n_queries = uniques.size
+    # exact integer keys ordering by (query, normalised score)
+    _, score_rank = np.unique(relevance, return_inverse=True)
+    width = np.int64(score_rank.max() + 2) if n_rows else np.int64(1)
+    keys = codes.astype(np.int64) * width + score_rank.ravel().astype(np.int64)
+    non_clicked_keys = np.sort(keys[~clicks])
+    n_non_clicked = np.bincount(codes[~clicks], minlength=n_queries)
+    rows = []
+    for group, group_label in GROUP_LABELS.items():
+        chosen = clicks & (labels == group_label)
+        query_start = codes[chosen].astype(np.int64) * width
+        beaten = np.searchsorted(non_clicked_keys, keys[chosen], side="right") - np.searchsorted(
+            non_clicked_keys, query_start, side="left"
+        )
+        n_clicked = np.bincount(codes[chosen], minlength=n_queries)
+        wins = np.bincount(codes[chosen], weights=beaten, minlength=n_queries)
+        weighted = np.bincount(
+            codes[chosen], weights=beaten * relevance[chosen] ** 2, minlength=n_queries
+        )
+        pairs = n_clicked * n_non_clicked
+        with np.errstate(invalid="ignore", divide="ignore"):
+            prf = np.where(pairs > 0, wins / pairs, np.nan)
+            nprf = np.where(pairs > 0, np.sqrt(weighted / pairs), np.nan)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "qid": uniques,
+                    "group": group,
+                    "n_clicked": n_clicked,
+                    "n_non_clicked": n_non_clicked,
+                    "prf": prf,
+                    "nprf": nprf,
+                }
+            )
+        )
+    table = pd.concat(rows, ignore_index=True)
+    return table.sort_values(["qid", "group"], kind="stable", ignore_index=True)
+
+
+def _group_values(table: pd.DataFrame, column: str, group: str) -> np.ndarray:
+    missing = {"group", column} - set(table.columns)
+    if missing:
+        raise ValueError(
+            f"table: expected the columns of pairwise_ranking_fairness(), missing {sorted(missing)}"
+        )
+    values = table.loc[table["group"] == group, column].to_numpy(dtype=float)
+    return values[np.isfinite(values)]
+
+
+def delta_a_prf(table: pd.DataFrame) -> float:
+    """``|ΔA-PRF|``: |mean PRF_m over T_m − mean PRF_f over T_f| from a
+    :func:`pairwise_ranking_fairness` table (undefined rows are the queries outside ``T_g``).
+    NaN if either group has no defined query."""
+    male = _group_values(table, "prf", "m")
+    female = _group_values(table, "prf", "f")
+    if male.size == 0 or female.size == 0:
+        return float("nan")
+    return float(abs(male.mean() - female.mean()))
+
+
+def _as_values(values, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float).ravel()
+    if array.size == 0:
+        raise ValueError(f"{name}: expected at least one nPRF value, found none")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name}: expected finite values (drop undefined queries), found NaN/inf")
+    return array
+
+
+def pairwise_difference(nprf_m: Sequence[float], nprf_f: Sequence[float]) -> float:
+    """PD: mean over all (male query, female query) pairs of ``(nPRF_m − nPRF_f)²``."""
+    male, female = _as_values(nprf_m, "nprf_m"), _as_values(nprf_f, "nprf_f")
+    value = np.mean(male**2) - 2 * male.mean() * female.mean() + np.mean(female**2)
+    return float(max(value, 0.0))
+
+
+def t_statistic_squared(
+    nprf_m: Sequence[float],
+    nprf_f: Sequence[float],
+    *,
+    ddof: int = 0,
+    form: Literal["standard", "printed"] = "standard",
+) -> float:
+    """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t).
+
+    ``ddof=0``: population variances, as seed 004 defines them; ``ddof=1`` gives the usual
+    sample-variance Welch statistic.  ``form="printed"`` returns seed 004's printed
+    ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both variances are 0
+    (``inf`` if the means differ).
+    """
+    male, female = _as_values(nprf_m, "nprf_m"), _as_values(nprf_f, "nprf_f")
+    if min(male.size, female.size) <= ddof:
+        raise ValueError(
+            f"ddof={ddof} needs more than {ddof} values per group, found {male.size} and "
+            f"{female.size}"
+        )
+    if form not in ("standard", "printed"):
+        raise ValueError(f"form: expected 'standard' or 'printed', found {form!r}")
+    difference = male.mean() - female.mean()
+    standard_error_sq = male.var(ddof=ddof) / male.size + female.var(ddof=ddof) / female.size
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if form == "printed":
+            return float((difference**2 / np.sqrt(standard_error_sq)) ** 2)
+        return float(difference**2 / standard_error_sq)

@@ -1,0 +1,223 @@
+r"""rND and rKL: normalised discounted group-fairness measures of a ranking (Yang & Stoyanovich,
+*Measuring Fairness in Ranked Outputs*, SSDBM 2017; restated in seed 001 Eq. 1–4).  METRICS §5.
+
+Definition
+----------
+``protected`` marks, in rank order, the ``N`` items that belong to the protected group (in
+seed 001: the documents of one perspective); ``P`` of them are protected.  At the cut points
+``i ∈ {s, 2s, 3s, …}, i ≤ N`` (step ``s``; Yang & Stoyanovich use ``s = 10``, the Pair code
+``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P/N``:
+
+- rND utility: ``|P_i − P_N|`` (seed 001 Eq. 3 without the absolute value bars that the original
+  and the released code have);
+- rKL utility: ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N))``
+  ``= P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))``
+  (seed 001 Eq. 4 is the same quantity with its parentheses misplaced by the extraction).
+  ``0 · log 0 = 0``: no smoothing by default.  The public implementation (FairRank
+  ``calculaterKL``, used by Pair) replaces a prefix share of exactly 0 *or 1* by 0.001 before
+  taking logs; ``kl_smoothing="fairrank"`` reproduces that.
+
+The raw value is the discounted sum ``Σ_i u(i) · d(i)`` and the measure is the raw value divided
+by its maximum ``Z`` over all orderings with the same ``N`` and ``P``: 0 = fair, 1 = the most
+unfair ordering.
+
+Discount.  The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
+undefined at ``i = 1``.  The public implementation (FairRank ``calculateNDFairness``, used by Pair
+with cut point 1) divides by ``log2(i + 1)``, which is also METRICS §0's position discount.
+Default here: ``discount="log2(i+1)"``; ``discount="log2(i)"`` follows the paper's formula and
+skips ``i = 1`` (as Duo does).
+
+Exact normaliser.  The raw value depends on an ordering only through the protected counts
+``c_i`` of its prefixes, a lattice path from ``(0, 0)`` to ``(N, P)`` whose every step adds 0 or 1
+protected item.  ``Z`` is the longest path: a DP over (prefix length, protected count) in
+``O(N · P)``.  (The public implementation estimates ``Z`` by averaging 20 random "unfair"
+rankings; seed 001 inherits that.)  When ``P = 0`` or ``P = N`` every ordering scores 0 and the
+normalised measure is undefined: NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"]
+
+Discount = Literal["log2(i+1)", "log2(i)"]
+Smoothing = Literal["none", "fairrank"]
+
+_FAIRRANK_EPSILON = 0.001
+
+
+def _as_protected(protected) -> np.ndarray:
+    array = np.asarray(protected)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(
+            f"protected: expected a non-empty 1-D sequence of booleans, found shape {array.shape}"
+        )
+    if array.dtype != bool:
+        if not np.all(np.isin(array, (0, 1))):
+            found = sorted({repr(v) for v in array.tolist()} - {"0", "1", "True", "False"})
+            raise ValueError(f"protected: expected booleans (or 0/1), found {found[:5]}")
+        array = array.astype(bool)
+    return array
+
+
+def _check(step: int, discount: str) -> None:
+    if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
+        raise ValueError(f"step: expected a positive integer, found {step!r}")
+    if discount not in ("log2(i+1)", "log2(i)"):
+        raise ValueError(f"discount: expected 'log2(i+1)' or 'log2(i)', found {discount!r}")
+
+
+def _cut_discounts(n_items: int, step: int, discount: str) -> np.ndarray:
+    """``d[i]`` for ``i = 0..N``: the discount at cut points, 0 elsewhere."""
+    weights = np.zeros(n_items + 1)
+    points = np.arange(step, n_items + 1, step)
+    if discount == "log2(i)":
+        points = points[points >= 2]
+        weights[points] = 1.0 / np.log2(points)
+    else:
+        weights[points] = 1.0 / np.log2(points + 1.0)
+    return weights
+
+
+def _utility(measure: str, prefix_length, protected_count, n_items, n_protected, smoothing):
+    """``u`` at prefix length ``i`` with ``c`` protected items (arrays broadcast)."""
+    share = np.asarray(protected_count, dtype=float) / np.asarray(prefix_length, dtype=float)
+    overall = n_protected / n_items
+    if measure == "rND":
+        return np.abs(share - overall)
+    if smoothing == "fairrank":
+        share = np.where((share == 0) | (share == 1), _FAIRRANK_EPSILON, share)
+        if overall in (0.0, 1.0):
+            overall = _FAIRRANK_EPSILON
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first = np.where(share > 0, share * np.log2(share / overall), 0.0)
+        second = np.where(share < 1, (1 - share) * np.log2((1 - share) / (1 - overall)), 0.0)
+    return first + second
+
+
+def _raw(measure, protected, step, discount, smoothing) -> float:
+    flags = _as_protected(protected)
+    _check(step, discount)
+    n_items, n_protected = flags.size, int(flags.sum())
+    weights = _cut_discounts(n_items, step, discount)
+    lengths = np.arange(1, n_items + 1)
+    counts = np.cumsum(flags)
+    if n_protected in (0, n_items) and measure == "rKL" and smoothing == "none":
+        return 0.0
+    utilities = _utility(measure, lengths, counts, n_items, n_protected, smoothing)
+    return float(np.sum(utilities * weights[1:]))
+
+
+def _maximum(measure, n_items, n_protected, step, discount, smoothing) -> float:
+    if isinstance(n_items, bool) or not isinstance(n_items, int | np.integer) or n_items < 1:
+        raise ValueError(f"n_items: expected a positive integer, found {n_items!r}")
+    if not 0 <= n_protected <= n_items:
+        raise ValueError(
+            f"n_protected: expected an integer between 0 and n_items={n_items}, found "
+            f"{n_protected!r}"
+        )
+    _check(step, discount)
+    if n_protected in (0, n_items) and smoothing == "none":
+        return 0.0
+    weights = _cut_discounts(n_items, step, discount)
+    counts = np.arange(n_protected + 1)
+    # best[c] = max raw sum over prefixes of the current length with c protected items
+    best = np.full(n_protected + 1, -np.inf)
+    best[0] = 0.0
+    for length in range(1, n_items + 1):
+        extended = best.copy()
+        extended[1:] = np.maximum(best[1:], best[:-1])
+        # feasible counts: at most `length` protected, at least length − (N − P)
+        feasible = (counts <= length) & (length - counts <= n_items - n_protected)
+        extended[~feasible] = -np.inf
+        if weights[length]:
+            utility = _utility(measure, length, counts, n_items, n_protected, smoothing)
+            extended = np.where(feasible, extended + weights[length] * utility, -np.inf)
+        best = extended
+    return float(best[n_protected])
+
+
+def rnd_raw(protected: Sequence[bool], *, step: int = 1, discount: Discount = "log2(i+1)") -> float:
+    """Unnormalised rND: ``Σ_{cut i} |P_i − P_N| · discount(i)``."""
+    return _raw("rND", protected, step, discount, "none")
+
+
+def rkl_raw(
+    protected: Sequence[bool],
+    *,
+    step: int = 1,
+    discount: Discount = "log2(i+1)",
+    kl_smoothing: Smoothing = "none",
+) -> float:
+    """Unnormalised rKL: ``Σ_{cut i} KL(P_i ‖ P_N) · discount(i)`` (log base 2)."""
+    _check_smoothing(kl_smoothing)
+    return _raw("rKL", protected, step, discount, kl_smoothing)
+
+
+def rnd_max(
+    n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
+) -> float:
+    """Exact maximum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
+    return _maximum("rND", n_items, n_protected, step, discount, "none")
+
+
+def rkl_max(
+    n_items: int,
+    n_protected: int,
+    *,
+    step: int = 1,
+    discount: Discount = "log2(i+1)",
+    kl_smoothing: Smoothing = "none",
+) -> float:
+    """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
+    _check_smoothing(kl_smoothing)
+    return _maximum("rKL", n_items, n_protected, step, discount, kl_smoothing)
+
+
+def _check_smoothing(kl_smoothing: str) -> None:
+    if kl_smoothing not in ("none", "fairrank"):
+        raise ValueError(f"kl_smoothing: expected 'none' or 'fairrank', found {kl_smoothing!r}")
+
+
+def _normalised(raw: float, maximum: float) -> float:
+    """``raw / maximum``; within a relative 1e-12 of the maximum (round-off between the DP's
+    and the direct sum's order of additions) it is reported as exactly 1."""
+    if maximum <= 0.0:
+        return float("nan")
+    if abs(maximum - raw) <= 1e-12 * maximum:
+        return 1.0
+    return min(raw / maximum, 1.0)
+
+
+def rnd(protected: Sequence[bool], *, step: int = 1, discount: Discount = "log2(i+1)") -> float:
+    """rND of a ranking: :func:`rnd_raw` divided by its exact maximum; 0 = fair, 1 = most unfair.
+
+    ``protected``: booleans in rank order.  NaN when all or none of the items are protected
+    (every ordering scores 0).
+    """
+    flags = _as_protected(protected)
+    maximum = rnd_max(flags.size, int(flags.sum()), step=step, discount=discount)
+    return _normalised(rnd_raw(flags, step=step, discount=discount), maximum)
+
+
+def rkl(
+    protected: Sequence[bool],
+    *,
+    step: int = 1,
+    discount: Discount = "log2(i+1)",
+    kl_smoothing: Smoothing = "none",
+) -> float:
+    """rKL of a ranking: :func:`rkl_raw` divided by its exact maximum; 0 = fair, 1 = most unfair.
+
+    ``protected``: booleans in rank order.  NaN when all or none of the items are protected.
+    """
+    flags = _as_protected(protected)
+    options = {"step": step, "discount": discount, "kl_smoothing": kl_smoothing}
+    maximum = rkl_max(flags.size, int(flags.sum()), **options)
+    if flags.sum() in (0, flags.size):
+        return float("nan")
+    return _normalised(rkl_raw(flags, **options), maximum)

