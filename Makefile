@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 TESTBED := data/build/wikisample
 STAMP  := $(VENV)/.installed
 
-.PHONY: all book test lint pytest book-strict data bench clean distclean
+.PHONY: all install book test lint pytest book-strict data bench clean distclean
 
 all: book
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned to the CPU wheel; GPU users: see README.
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[testbed,book,test]"
+	$(PY) -m pip install --quiet -e ".[testbed,book,test,msmarco]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,15 +26,19 @@ install: $(STAMP)
 # ---- data --------------------------------------------------------------------------------
 data: $(TESTBED)/.complete
 
-$(TESTBED)/.complete: $(STAMP) $(wildcard src/rankbias/data/*.py src/rankbias/retrieval.py src/rankbias/resources/*)
-	$(BIN)/rankbias data build --out $(TESTBED)
+# Rebuilt when the code or resources that determine it change; embeddings stay cached.
+TESTBED_INPUTS := src/rankbias/data/wikisample.py src/rankbias/retrieval.py \
+	src/rankbias/resources/gendered_terms.csv src/rankbias/resources/queries_sensitive.tsv
+
+$(TESTBED)/.complete: $(STAMP) $(TESTBED_INPUTS)
+	$(BIN)/rankbias data build --out $(TESTBED) --force
 
 # ---- book --------------------------------------------------------------------------------
 book: data
 	$(BIN)/jupyter-book build . --builder html
 
 book-strict: data
-	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	$(BIN)/jupyter-book build . --builder html -W --keep-going
 
 # ---- tests -------------------------------------------------------------------------------
 lint: $(STAMP)
@@ -47,8 +51,8 @@ pytest: data
 test: lint pytest book-strict
 
 # ---- benchmarks --------------------------------------------------------------------------
-bench: data
-	$(PY) bench/run.py
+bench: $(STAMP)
+	$(PY) bench/run.py $(BENCH)
 
 clean:
 	rm -rf _build

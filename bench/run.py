@@ -1,0 +1,40 @@
+"""`make bench`: every benchmark of the project, one after the other.
+
+Each benchmark compares the package against a straightforward implementation of the same
+computation in the same run and prints times and ratios.  Speed is measured here, never
+asserted in tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ("duo_bench", "stats_bench")
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    wanted = argv or list(BENCHMARKS)
+    for name in wanted:
+        if not (HERE / f"{name}.py").exists():
+            print(f"== {name}: no such benchmark in {HERE}", file=sys.stderr)
+            return 2
+        print(f"\n== {name}", flush=True)
+        started = time.perf_counter()
+        load(name).main()
+        print(f"== {name}: {time.perf_counter() - started:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

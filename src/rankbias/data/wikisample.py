@@ -1,0 +1,481 @@
+"""The embedded testbed ``wikisample``: real passages, queries, judgements and runs.
+
+Everything here is built on the user's machine from text that ships inside a registry
+package, so the book executes with no network beyond the package registries:
+
+* **Text.**  The ``gensim`` wheel carries, as test data, a shortened dump of the English
+  Wikipedia (``enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2``: 106
+  articles once redirects are skipped) and the Lee news corpus (``lee_background.cor``: 300
+  short news articles).  Both files are verified by sha256 before use.  Wikipedia articles are
+  split into sections, the markup removed with gensim's own ``filter_wiki``, and every section
+  cut into passages of about 100 words at sentence boundaries.  News articles become passages
+  the same way; they have no sections and act as distractors.
+* **Queries and judgements** are made the way TREC CAR makes them: the article title followed
+  by the section's heading path is the query, and the passages of that section are relevant
+  (grade 1).  The lead section's query is the title alone.  A query containing a term of the
+  project's gendered-term list is excluded (and counted), so the query set is gender-neutral.
+* **Bias-sensitive queries** are written by the team (``resources/queries_sensitive.tsv``), each
+  with the Wikipedia sections the team judged relevant to it.
+* **Runs** of five systems (see :mod:`rankbias.retrieval`), top-100 for every query of both
+  query sets.
+
+The build is deterministic: the collection's sha256 is recorded in ``manifest.json`` and a
+rebuild must reproduce it.
+"""
+
+from __future__ import annotations
+
+import bz2
+import hashlib
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rankbias.errors import InputError
+from rankbias.runs import write_qrels
+
+WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+NEWS_FILE = "lee_background.cor"
+SOURCE_SHA256 = {
+    WIKI_FILE: "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d",
+    NEWS_FILE: "5d78d6dafd953bbf65797bef09a9ffb9ec430583381be705f8fd460000f370fb",
+}
+
+#: Sections that are lists of links or citations rather than prose.
+SKIPPED_SECTIONS = frozenset(
+    {
+        "references",
+        "external links",
+        "see also",
+        "notes",
+        "further reading",
+        "bibliography",
+        "sources",
+        "footnotes",
+        "citations",
+        "notes and references",
+        "references and notes",
+        "works cited",
+        "gallery",
+        "links",
+    }
+)
+
+#: sha256 of the ``collection.tsv`` this code extracts from the pinned sources.  A build that
+#: produces another file stops: the testbed would not be the one the data card documents.
+COLLECTION_SHA256 = "5fd585f45a183bd72fec36203ebd410103dec3bf57d032e6efdd059802041ec0"
+
+PASSAGE_WORDS = 100  # target length; a passage closes at the first sentence end past it
+MIN_PASSAGE_WORDS = 20  # shorter remainders are merged into the previous passage
+MIN_LINE_WORDS = 6  # shorter lines are captions or list debris, not prose
+RUN_DEPTH = 100
+
+_HEADING = re.compile(r"^(={2,6})\s*(.+?)\s*\1\s*$", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+_BOLD_ITALIC = re.compile(r"'{2,}")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    docid: str
+    text: str
+    source: str  # "wiki" or "news"
+    article: str  # article title (news: the article number)
+    section: tuple[str, ...]  # heading path, () for the lead section
+
+
+def gensim_data_path(name: str) -> Path:
+    """Path of a file of gensim's test data, checked against its pinned sha256."""
+    try:
+        from gensim.test.utils import datapath
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise InputError(
+            "the wikisample testbed needs gensim (pip install 'rankbias[testbed]')"
+        ) from exc
+    path = Path(datapath(name))
+    if not path.exists():
+        raise InputError(f"{path}: gensim's test data file is missing; expected {name}")
+    found = sha256_file(path)
+    expected = SOURCE_SHA256[name]
+    if found != expected:
+        raise InputError(
+            f"{path}: sha256 {found} differs from the pinned {expected}; this gensim release "
+            "ships different test data, so the testbed would not be the documented one"
+        )
+    return path
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---- text -> passages ----------------------------------------------------------------------
+def clean_markup(wikitext: str) -> str:
+    """Plain prose from a piece of wikitext: gensim's ``filter_wiki`` plus a little more.
+
+    Lines shorter than ``MIN_LINE_WORDS`` words or without sentence punctuation (image
+    captions, list debris, table remnants) are dropped.
+    """
+    from gensim.corpora.wikicorpus import filter_wiki
+
+    text = filter_wiki(wikitext)
+    text = _BOLD_ITALIC.sub("", text)
+    kept = []
+    for line in text.splitlines():
+        line = _SPACES.sub(" ", line).strip()
+        if len(line.split()) < MIN_LINE_WORDS or not re.search(r"[.!?]", line):
+            continue
+        if line.startswith(("*", "#", "|", "{", "!")):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph: split after ``.!?`` followed by space and a capital/digit."""
+    out = []
+    for paragraph in text.split("\n"):
+        out.extend(s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip())
+    return out
+
+
+def chunk_sentences(sentences: list[str], target: int = PASSAGE_WORDS) -> list[str]:
+    """Greedy passages of about ``target`` words, cut only at sentence boundaries."""
+    passages: list[list[str]] = []
+    current: list[str] = []
+    words = 0
+    for sentence in sentences:
+        current.append(sentence)
+        words += len(sentence.split())
+        if words >= target:
+            passages.append(current)
+            current, words = [], 0
+    if current:
+        if passages and words < MIN_PASSAGE_WORDS:
+            passages[-1].extend(current)
+        else:
+            passages.append(current)
+    return [" ".join(p) for p in passages]
+
+
+def wiki_sections(title: str, wikitext: str) -> list[tuple[tuple[str, ...], str]]:
+    """``(heading path, wikitext)`` for the lead and every section of an article."""
+    parts = _HEADING.split(wikitext)
+    sections = [((), parts[0])]
+    stack: list[tuple[int, str]] = []
+    for i in range(1, len(parts) - 1, 3):
+        level = len(parts[i])
+        heading = re.sub(r"<!--.*?-->|\{\{[^{}]*\}\}", "", parts[i + 1])
+        heading = _SPACES.sub(" ", heading).strip()
+        heading = re.sub(r"\[\[(?:[^|\]]*\|)?([^\]]*)\]\]", r"\1", heading)
+        heading = _BOLD_ITALIC.sub("", heading).strip()
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        sections.append((tuple(h for _, h in stack), parts[i + 2]))
+    return sections
+
+
+def read_wikipedia(path: Path) -> list[tuple[str, str]]:
+    """``(title, wikitext)`` of every article of the dump, redirects and empty pages skipped."""
+    from gensim.corpora.wikicorpus import extract_pages
+
+    articles = []
+    with bz2.open(path, "rb") as handle:
+        for title, text, _pageid in extract_pages(handle):
+            if not text.strip() or text.lstrip().lower().startswith("#redirect"):
+                continue
+            articles.append((title, text))
+    return articles
+
+
+def wiki_passages(articles: list[tuple[str, str]]) -> list[Passage]:
+    passages = []
+    for a, (title, wikitext) in enumerate(articles):
+        for s, (path, body) in enumerate(wiki_sections(title, wikitext)):
+            if any(h.lower() in SKIPPED_SECTIONS for h in path):
+                continue
+            chunks = chunk_sentences(split_sentences(clean_markup(body)))
+            for p, chunk in enumerate(chunks):
+                docid = f"w{a:03d}-{s:02d}-{p:02d}"
+                passages.append(Passage(docid, chunk, "wiki", title, path))
+    return passages
+
+
+def news_passages(path: Path) -> list[Passage]:
+    passages = []
+    with open(path, encoding="utf-8") as handle:
+        for a, line in enumerate(handle):
+            text = _SPACES.sub(" ", line).strip()
+            if not text:
+                continue
+            for p, chunk in enumerate(chunk_sentences(split_sentences(text))):
+                passages.append(Passage(f"n{a:03d}-{p:02d}", chunk, "news", f"news {a}", ()))
+    return passages
+
+
+# ---- queries ---------------------------------------------------------------------------------
+def car_queries(passages: list[Passage], gendered: frozenset[str], tokenize) -> tuple:
+    """TREC-CAR style queries (title + heading path) and their qrels.
+
+    Returns ``(queries, qrels, excluded)``: ``queries`` a table ``qid, query, article,
+    section``, ``qrels`` a table ``qid, docid, relevance`` and ``excluded`` the queries dropped
+    because they contain a gendered term (a table, so the count is reported, not lost).
+    """
+    by_section: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for passage in passages:
+        if passage.source == "wiki":
+            by_section.setdefault((passage.article, passage.section), []).append(passage.docid)
+    rows, qrels, excluded = [], [], []
+    seen: set[str] = set()
+    for (article, section), docids in by_section.items():
+        query = " ".join((article, *section))
+        found = sorted(set(tokenize(query)) & gendered)
+        if found:
+            excluded.append((query, " ".join(found)))
+            continue
+        if query.lower() in seen:  # two sections with the same heading path
+            excluded.append((query, "(duplicate query text)"))
+            continue
+        seen.add(query.lower())
+        qid = f"q{len(rows) + 1:04d}"
+        rows.append((qid, query, article, " / ".join(section)))
+        qrels.extend((qid, d, 1) for d in docids)
+    queries = pd.DataFrame(rows, columns=["qid", "query", "article", "section"])
+    qrels_frame = pd.DataFrame(qrels, columns=["qid", "docid", "relevance"])
+    excluded_frame = pd.DataFrame(excluded, columns=["query", "reason"])
+    return queries, qrels_frame, excluded_frame
+
+
+def sensitive_queries(passages: list[Passage], resource: Path, gendered, tokenize) -> tuple:
+    """The team's bias-sensitive queries and their section-level judgements.
+
+    The resource file has columns ``qid, query, category, relevant``; ``relevant`` lists
+    ``Article > Section`` paths separated by ``;`` (an empty field: no section of the sample
+    answers the query, and the query is kept unjudged).  Every path must exist in the
+    collection and no query may contain a gendered term: either is an error naming the line.
+    """
+    table = pd.read_csv(resource, sep="\t", dtype=str, keep_default_na=False)
+    by_path: dict[str, list[str]] = {}
+    for passage in passages:
+        if passage.source == "wiki":
+            key = " > ".join((passage.article, *passage.section)).lower()
+            by_path.setdefault(key, []).append(passage.docid)
+    qrels = []
+    for line, row in enumerate(table.itertuples(index=False), start=2):
+        found = sorted(set(tokenize(row.query)) & gendered)
+        if found:
+            raise InputError(
+                f"{resource}:{line}: query {row.query!r} contains gendered term(s) {found}; "
+                "expected a gender-neutral query"
+            )
+        for path in filter(None, (p.strip() for p in row.relevant.split(";"))):
+            docids = by_path.get(path.lower())
+            if docids is None:
+                raise InputError(
+                    f"{resource}:{line}: section {path!r} is not in the collection; expected "
+                    "'Article > Section > ...' as built from the Wikipedia sample"
+                )
+            qrels.extend((row.qid, d, 1) for d in docids)
+    queries = table[["qid", "query", "category"]].copy()
+    qrels_frame = pd.DataFrame(qrels, columns=["qid", "docid", "relevance"]).drop_duplicates()
+    return queries, qrels_frame
+
+
+# ---- build -----------------------------------------------------------------------------------
+def resource_path(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "resources" / name
+
+
+def build_collection() -> tuple[list[Passage], dict]:
+    """All passages of the testbed and the facts about their sources."""
+    wiki = gensim_data_path(WIKI_FILE)
+    news = gensim_data_path(NEWS_FILE)
+    articles = read_wikipedia(wiki)
+    passages = wiki_passages(articles) + news_passages(news)
+    info = {
+        "sources": {
+            WIKI_FILE: {"sha256": SOURCE_SHA256[WIKI_FILE], "articles": len(articles)},
+            NEWS_FILE: {"sha256": SOURCE_SHA256[NEWS_FILE]},
+        }
+    }
+    return passages, info
+
+
+def write_tsv(path: Path, frame: pd.DataFrame) -> None:
+    path.write_text(
+        "\n".join("\t".join(map(str, row)) for row in frame.itertuples(index=False)) + "\n",
+        encoding="utf-8",
+    )
+
+
+def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
+    """Build the testbed into ``out_dir`` (skipped when it is complete, unless ``force``)."""
+    from importlib.metadata import version
+
+    from rankbias.lexicon import default_lexicon
+    from rankbias.retrieval import build_runs
+    from rankbias.text import tokenize
+
+    out = Path(out_dir)
+    stamp = out / ".complete"
+    if stamp.exists() and not force:
+        log(f"{out}: already built (delete it or pass --force to rebuild)")
+        return out
+    started = time.time()
+    out.mkdir(parents=True, exist_ok=True)
+    stamp.unlink(missing_ok=True)
+
+    passages, info = build_collection()
+    collection = pd.DataFrame(
+        {"docid": [p.docid for p in passages], "text": [p.text for p in passages]}
+    )
+    write_tsv(out / "collection.tsv", collection)
+    found = sha256_file(out / "collection.tsv")
+    if found != COLLECTION_SHA256:
+        raise InputError(
+            f"{out / 'collection.tsv'}: sha256 {found} differs from the documented "
+            f"{COLLECTION_SHA256}; the extraction is not the documented testbed (if the "
+            "builder was changed on purpose, update COLLECTION_SHA256 and the data card)"
+        )
+    meta = pd.DataFrame(
+        {
+            "docid": [p.docid for p in passages],
+            "source": [p.source for p in passages],
+            "article": [p.article for p in passages],
+            "section": [" / ".join(p.section) for p in passages],
+        }
+    )
+    meta.to_csv(out / "passages.tsv", sep="\t", index=False)
+    log(f"collection: {len(passages)} passages")
+
+    lexicon = default_lexicon()
+    gendered = frozenset(lexicon.term_to_group)
+    queries, qrels, excluded = car_queries(passages, gendered, tokenize)
+    write_tsv(out / "queries.tsv", queries[["qid", "query"]])
+    queries.to_csv(out / "queries_meta.tsv", sep="\t", index=False)
+    write_qrels(out / "qrels.txt", qrels)
+    excluded.to_csv(out / "queries_excluded.tsv", sep="\t", index=False)
+    log(f"queries: {len(queries)} kept, {len(excluded)} excluded (gendered or duplicate)")
+
+    sens, sens_qrels = sensitive_queries(
+        passages, resource_path("queries_sensitive.tsv"), gendered, tokenize
+    )
+    write_tsv(out / "queries_sensitive.tsv", sens[["qid", "query"]])
+    sens.to_csv(out / "queries_sensitive_meta.tsv", sep="\t", index=False)
+    write_qrels(out / "qrels_sensitive.txt", sens_qrels)
+    log(f"sensitive queries: {len(sens)}, judged: {sens_qrels['qid'].nunique()}")
+
+    all_queries = pd.concat([queries[["qid", "query"]], sens[["qid", "query"]]])
+    runs_dir = out / "runs"
+    if runs_dir.exists():
+        shutil.rmtree(runs_dir)
+    timings = build_runs(collection, all_queries, runs_dir, cache_dir=out / "cache", log=log)
+
+    manifest = {
+        **info,
+        "gensim": version("gensim"),
+        "collection_sha256": sha256_file(out / "collection.tsv"),
+        "passages": len(passages),
+        "passages_wiki": sum(p.source == "wiki" for p in passages),
+        "passages_news": sum(p.source == "news" for p in passages),
+        "queries": len(queries),
+        "queries_excluded": len(excluded),
+        "queries_sensitive": len(sens),
+        "queries_sensitive_judged": int(sens_qrels["qid"].nunique()),
+        "run_depth": RUN_DEPTH,
+        "systems": sorted(timings),
+        "seconds": {k: round(v, 1) for k, v in timings.items()},
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    stamp.write_text(f"built in {time.time() - started:.0f} s\n")
+    log(f"{out}: built in {time.time() - started:.0f} s")
+    return out
+
+
+# ---- reading a built testbed -----------------------------------------------------------------
+SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
+
+
+def testbed_dir(path: str | Path | None = None) -> Path:
+    """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else the repository's build.
+
+    The default is ``data/build/wikisample`` under the current directory or any parent (the
+    notebooks run from ``notebooks/``).  An error says how to build it when it is missing.
+    """
+    import os
+
+    if path is None:
+        path = os.environ.get("RANKBIAS_TESTBED")
+    if path is not None:
+        found = Path(path)
+    else:
+        here = Path.cwd().resolve()
+        candidates = [p / "data" / "build" / "wikisample" for p in (here, *here.parents)]
+        found = next((c for c in candidates if c.exists()), candidates[0])
+    if not (found / "collection.tsv").exists():
+        raise InputError(
+            f"{found}: no testbed here (collection.tsv missing); expected a folder built by "
+            "`make data` (or `rankbias data build --out DIR`)"
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """A built testbed: collection, query sets, judgements and runs."""
+
+    path: Path
+    collection: pd.DataFrame  # docid, text
+    passages: pd.DataFrame  # docid, source, article, section
+    queries: pd.DataFrame  # qid, query
+    qrels: pd.DataFrame  # qid, docid, relevance
+    queries_sensitive: pd.DataFrame  # qid, query, category
+    qrels_sensitive: pd.DataFrame
+    manifest: dict
+
+    def run(self, system: str):
+        from rankbias.runs import read_run
+
+        return read_run(self.path / "runs" / f"{system}.run")
+
+    def runs(self) -> dict:
+        return {name: self.run(name) for name in self.systems}
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return tuple(s for s in SYSTEMS if (self.path / "runs" / f"{s}.run").exists())
+
+
+def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
+    return pd.read_csv(
+        path, sep="\t", names=names, dtype=str, quoting=3, keep_default_na=False, header=None
+    )
+
+
+def load_testbed(path: str | Path | None = None) -> Testbed:
+    """Read a built testbed (see :func:`testbed_dir` for where it is looked for)."""
+    from rankbias.runs import read_qrels
+
+    root = testbed_dir(path)
+    sens_meta = pd.read_csv(root / "queries_sensitive_meta.tsv", sep="\t", dtype=str)
+    return Testbed(
+        path=root,
+        collection=_read_tsv(root / "collection.tsv", ["docid", "text"]),
+        passages=pd.read_csv(root / "passages.tsv", sep="\t", dtype=str, keep_default_na=False),
+        queries=_read_tsv(root / "queries.tsv", ["qid", "query"]),
+        qrels=read_qrels(root / "qrels.txt"),
+        queries_sensitive=sens_meta,
+        qrels_sensitive=read_qrels(root / "qrels_sensitive.txt"),
+        manifest=json.loads((root / "manifest.json").read_text()),
+    )

@@ -1,0 +1,100 @@
+"""Effectiveness of runs, through ``ir_measures`` (never re-implemented here).
+
+METRICS.md §7: MRR@10, nDCG@10 and any other measure ``ir_measures`` parses (``R@100``,
+``AP``, …).  The result is the package's tidy format, one row per (run, qid, metric, cutoff)
+with a ``value`` column, so effectiveness and bias tables join on ``run`` and ``qid``.
+
+A judged query for which a run retrieved nothing scores 0 (as with ``trec_eval -c``) and is
+counted in ``frame.attrs["unretrieved"]``, so that it is reported, not silently averaged in.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from rankbias.runs import Run
+
+DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100")
+
+_NAME = re.compile(r"^(?P<metric>[^@(]+)(?:\((?P<params>[^)]*)\))?(?:@(?P<cutoff>\d+))?$")
+
+
+def split_measure(name: str) -> tuple[str, int | None]:
+    """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``."""
+    match = _NAME.match(name)
+    if not match:
+        raise ValueError(f"cannot read measure name {name!r}; expected e.g. 'nDCG@10'")
+    metric = match["metric"] + (f"({match['params']})" if match["params"] else "")
+    cutoff = int(match["cutoff"]) if match["cutoff"] else None
+    return metric, cutoff
+
+
+def effectiveness(
+    runs: dict[str, Run] | list[Run] | Run,
+    qrels: pd.DataFrame,
+    measures=DEFAULT_MEASURES,
+) -> pd.DataFrame:
+    """Per-query effectiveness of one or more runs on the judged queries.
+
+    Parameters
+    ----------
+    runs:
+        A :class:`Run`, a list of them, or a mapping name -> run.
+    qrels:
+        Table ``qid, docid, relevance``.
+    measures:
+        Measure names in ``ir_measures`` syntax.
+
+    Returns
+    -------
+    Tidy table ``run, qid, metric, cutoff, value`` over the queries that have judgements;
+    ``attrs["unretrieved"]`` maps each run to the number of judged queries it retrieved
+    nothing for (scored 0).
+    """
+    import ir_measures
+
+    if isinstance(runs, Run):
+        runs = [runs]
+    if not isinstance(runs, dict):
+        runs = {run.name: run for run in runs}
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    qrels_frame = pd.DataFrame(
+        {
+            "query_id": qrels["qid"].astype(str),
+            "doc_id": qrels["docid"].astype(str),
+            "relevance": qrels["relevance"].astype(int),
+        }
+    )
+    judged = sorted(qrels_frame["query_id"].unique())
+    rows = []
+    unretrieved: dict[str, int] = {}
+    for name, run in runs.items():
+        frame = run.to_frame()
+        run_frame = pd.DataFrame(
+            {"query_id": frame["qid"], "doc_id": frame["docid"], "score": frame["score"]}
+        )
+        seen: dict[tuple[str, str], float] = {}
+        for result in ir_measures.iter_calc(parsed, qrels_frame, run_frame):
+            seen[(result.query_id, str(result.measure))] = float(result.value)
+        retrieved = set(run.qids.tolist())
+        unretrieved[name] = sum(q not in retrieved for q in judged)
+        for q in judged:
+            for m in parsed:
+                metric, cutoff = split_measure(str(m))
+                rows.append((name, q, metric, cutoff, seen.get((q, str(m)), 0.0)))
+    table = pd.DataFrame(rows, columns=["run", "qid", "metric", "cutoff", "value"])
+    table["cutoff"] = table["cutoff"].astype("Int64")
+    table.attrs["unretrieved"] = unretrieved
+    return table
+
+
+def mean_effectiveness(table: pd.DataFrame) -> pd.DataFrame:
+    """System-level means: one row per run, one column per ``metric@cutoff``."""
+    label = table["metric"] + table["cutoff"].map(lambda c: "" if pd.isna(c) else f"@{c}")
+    wide = table.assign(measure=label).pivot_table(
+        index="run", columns="measure", values="value", aggfunc="mean", sort=False
+    )
+    wide.columns.name = None
+    return wide

@@ -1,0 +1,43 @@
+"""Tests of rankbias.effectiveness (ir_measures behind a tidy table)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from rankbias.effectiveness import effectiveness, mean_effectiveness, split_measure
+from rankbias.runs import Run
+
+
+def test_split_measure():
+    assert split_measure("nDCG@10") == ("nDCG", 10)
+    assert split_measure("AP") == ("AP", None)
+    assert split_measure("P(rel=2)@5") == ("P(rel=2)", 5)
+
+
+def test_values_by_hand_and_unretrieved_queries():
+    run = Run.from_frame(
+        pd.DataFrame(
+            {"qid": ["1", "1", "1", "2"], "docid": ["a", "b", "c", "x"], "score": [3, 2, 1, 1]}
+        ),
+        name="r",
+    )
+    qrels = pd.DataFrame({"qid": ["1", "1", "3"], "docid": ["b", "c", "z"], "relevance": [1, 1, 1]})
+    table = effectiveness(run, qrels, measures=("nDCG@10", "RR@10", "R@2"))
+    values = table.set_index(["qid", "metric"])["value"]
+    # query 1: relevant at ranks 2 and 3
+    dcg = 1 / math.log2(3) + 1 / math.log2(4)
+    idcg = 1 + 1 / math.log2(3)
+    assert values[("1", "nDCG")] == pytest.approx(dcg / idcg)
+    assert values[("1", "RR")] == pytest.approx(0.5)
+    assert values[("1", "R")] == pytest.approx(0.5)
+    # query 3 is judged but retrieved nothing: zero, and counted
+    assert values[("3", "nDCG")] == 0.0
+    assert table.attrs["unretrieved"] == {"r": 1}
+    # query 2 has no judgements: not in the table
+    assert set(table["qid"]) == {"1", "3"}
+    means = mean_effectiveness(table)
+    assert means.loc["r", "nDCG@10"] == pytest.approx(dcg / idcg / 2)
+    assert list(means.columns) == ["nDCG@10", "RR@10", "R@2"]
