@@ -454,7 +454,9 @@ class Testbed:
 
     @property
     def systems(self) -> tuple[str, ...]:
-        return tuple(s for s in SYSTEMS if (self.path / "runs" / f"{s}.run").exists())
+        """The testbed's systems in the book's order, then any other run file by name."""
+        found = sorted(p.name.removesuffix(".run") for p in (self.path / "runs").glob("*.run"))
+        return tuple(s for s in SYSTEMS if s in found) + tuple(s for s in found if s not in SYSTEMS)
 
 
 def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
@@ -464,18 +466,37 @@ def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
 
 
 def load_testbed(path: str | Path | None = None) -> Testbed:
-    """Read a built testbed (see :func:`testbed_dir` for where it is looked for)."""
+    """Read a built testbed (see :func:`testbed_dir` for where it is looked for).
+
+    Required: ``collection.tsv``, ``queries.tsv``, ``qrels.txt`` and ``runs/*.run``.  The files
+    only ``wikisample`` has are optional, so a folder of your own with the required layout
+    works too: without ``passages.tsv`` every passage has source ``collection``; without the
+    bias-sensitive set its tables are empty; without ``manifest.json`` the manifest is empty.
+    """
     from rankbias.runs import read_qrels
 
     root = testbed_dir(path)
-    sens_meta = pd.read_csv(root / "queries_sensitive_meta.tsv", sep="\t", dtype=str)
+    collection = _read_tsv(root / "collection.tsv", ["docid", "text"])
+    if (root / "passages.tsv").exists():
+        passages = pd.read_csv(root / "passages.tsv", sep="\t", dtype=str, keep_default_na=False)
+    else:
+        passages = pd.DataFrame(
+            {"docid": collection["docid"], "source": "collection", "article": "", "section": ""}
+        )
+    if (root / "queries_sensitive_meta.tsv").exists():
+        sensitive = pd.read_csv(root / "queries_sensitive_meta.tsv", sep="\t", dtype=str)
+        sensitive_qrels = read_qrels(root / "qrels_sensitive.txt")
+    else:
+        sensitive = pd.DataFrame(columns=["qid", "query", "category"], dtype=str)
+        sensitive_qrels = pd.DataFrame(columns=["qid", "docid", "relevance"])
+    manifest_path = root / "manifest.json"
     return Testbed(
         path=root,
-        collection=_read_tsv(root / "collection.tsv", ["docid", "text"]),
-        passages=pd.read_csv(root / "passages.tsv", sep="\t", dtype=str, keep_default_na=False),
+        collection=collection,
+        passages=passages,
         queries=_read_tsv(root / "queries.tsv", ["qid", "query"]),
         qrels=read_qrels(root / "qrels.txt"),
-        queries_sensitive=sens_meta,
-        qrels_sensitive=read_qrels(root / "qrels_sensitive.txt"),
-        manifest=json.loads((root / "manifest.json").read_text()),
+        queries_sensitive=sensitive,
+        qrels_sensitive=sensitive_qrels,
+        manifest=json.loads(manifest_path.read_text()) if manifest_path.exists() else {},
     )
