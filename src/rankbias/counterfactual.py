@@ -1,0 +1,772 @@
+r"""Counterfactual data substitution (CDS) and counterfactual RBO (CRBO).
+
+``METRICS.md`` §4; seed 003 §5(iii) (Abolghasemi et al.): a ranker is run twice, on the
+original collection and on a *counterfactual* collection in which the gender of every gendered
+word is reversed ("he" → "she", "son" → "daughter") and given names are swapped for names of the
+other gender (Maudslay et al. 2019).  The queries are gender-neutral and are not changed.  Then
+
+.. math::  \mathrm{CRBO}(\text{system}) = \frac{1}{|Q|} \sum_{q \in Q}
+           \mathrm{RBO}\big(L_q, L'_q; p\big)
+
+where ``L_q`` is the system's ranked list for ``q`` on the original collection, ``L'_q`` on the
+counterfactual one, and RBO is :func:`rankbias.metrics.rbo.rbo` — the *extrapolated* variant
+(Webber et al. 2010, Eq. 32) with persistence ``p = 0.9`` by default, on the lists cut at
+``depth`` when given.  A system that ignores gender gets 1.
+
+Substitution
+------------
+A :class:`Substitution` is a one-to-one map between female and male terms built from pair
+files (``female,male`` per line): by default the project's gendered terms
+(``resources/gendered_terms.csv``) and given names (``resources/name_pairs.csv``, card
+``resources/NAMES.md``), each pair used in both directions.  A *token* is what the default
+tokeniser sees (``METRICS.md`` §0): a maximal run of Unicode letters and digits
+(``[^\W_]+``), compared lower-cased.  Only whole tokens are swapped; every other character of
+the text (spaces, punctuation, hyphens, apostrophes, line breaks) is kept exactly, and the
+swapped word takes the casing pattern of the original token:
+
+- ``lower`` → lower (``she`` → ``he``), ``Title`` → Title (``Mary`` → ``James``),
+  ``UPPER`` (two letters or more) → UPPER (``MRS`` → ``MR``);
+- any other pattern (``hE``, ``McMary``-like) is *irregular*: the replacement is Title-cased if the
+  token starts with a capital and lower-cased otherwise, and the report counts these tokens.
+
+The rule for ``her`` (and ``his``)
+----------------------------------
+``her`` is both the object pronoun (counterpart ``him``: "she saw her" → "he saw him") and the
+possessive determiner (counterpart ``his``: "her book" → "his book"); ``his`` is both the
+determiner (counterpart ``her``) and the independent possessive (counterpart ``hers``: "the
+book is his" → "the book is hers").  The pairs file lists ``her,him`` and ``hers,his``, which is
+right for ``him`` (always → ``her``) and ``hers`` (always → ``his``).  For ``her`` and ``his`` this
+module decides from the **next token**, without a part-of-speech tagger:
+
+    ``her`` → ``his`` and ``his`` → ``her`` when the word is followed, after white space only,
+    by a token that can start a noun phrase — any token that is not in the closed list
+    :data:`FUNCTION_WORDS` (articles and other determiners, pronouns, prepositions and
+    particles, conjunctions, auxiliaries and a few verbs that follow an object pronoun,
+    adverbs of time, place and degree), or any token directly followed by a hyphen and
+    another token (a compound modifier: "her well-being", "his all-time best");
+
+    otherwise — followed by punctuation, by the end of the text, or by a function word —
+    ``her`` → ``him`` and ``his`` → ``hers``.
+
+Words frequent after both readings (``back``, ``home``, ``past``, ``will``, ``only``, ``every``,
+``one``, numerals) are deliberately left out of the list, so they count as noun-phrase starts
+("her back", "his will", "her two sons"): in encyclopaedic and news text the possessive is the
+more frequent reading.
+
+So "her own book" → "his own book", "her 1943 novel" → "his 1943 novel", "told her that" →
+"told him that", "gave her the prize" → "gave him the prize", "with her." → "with him.";
+"his work" → "her work", "the choice was his." → "the choice was hers.", "a friend of his
+and" → "a friend of hers and".  The rule reads the original text, so every decision in a
+passage is independent of the other swaps.  Known misses (documented and tested): an object
+``her`` followed by an open-class word ("made her cry" → "made his cry", "gave her flowers" →
+"gave his flowers"), and a determiner followed by a listed word ("her very own" →
+"him very own").  The rule is kept simple on purpose: it is stated here, tested on sentences,
+and :func:`substitute_collection` reports how often each branch was taken so a reader can
+judge its weight.
+
+Round trip: for texts whose gendered tokens are other than ``her``, ``his``, ``him``, ``hers``,
+substituting twice restores the text exactly (every other swap is an involution and casing is
+restored); the four pronouns need not round-trip (``him`` → ``her`` → ``his`` before a noun).
+
+Testbed
+-------
+:func:`counterfactual_runs` substitutes the testbed's collection, checks that the queries
+contain no term of the substitution (queries that do — e.g. a query naming "John Galt" — are
+excluded from both worlds and listed, never substituted), and reruns the five systems of
+:mod:`rankbias.retrieval` on the counterfactual collection: a new BM25 index and new dense
+embeddings.  Only the passages that changed are re-embedded; the original vectors of the others
+come from the testbed's embedding cache (the passages' texts are identical, so their vectors
+are too).
+
+What to expect: BM25 scores a document from the query terms' frequencies, their document
+frequencies and the document's length.  With gender-neutral queries, a one-token-for-one-token
+substitution and no substituted term among BM25's stopwords, none of these change, so BM25's
+lists are identical in both worlds and its CRBO is exactly 1 (tested).  BM25 + RM3 can differ
+only through gendered expansion terms (the ``her`` rule is not one-to-one, and ties between
+expansion terms are broken by the term's spelling); the dense, hybrid and re-ranking systems
+differ wherever the encoder represents the swapped words differently.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+
+from rankbias.errors import InputError
+from rankbias.lexicon import default_pairs_path, read_pairs
+from rankbias.metrics.rbo import rbo
+from rankbias.runs import Run, read_run
+from rankbias.text import TOKEN_PATTERN, tokenize
+
+__all__ = [
+    "FUNCTION_WORDS",
+    "PRONOUN_RULE",
+    "Substitution",
+    "SubstitutionReport",
+    "default_name_pairs_path",
+    "default_substitution",
+    "substitute",
+    "substitute_collection",
+    "queries_with_terms",
+    "crbo",
+    "crbo_systems",
+    "mean_crbo",
+    "CounterfactualBuild",
+    "counterfactual_runs",
+]
+
+DEFAULT_NAMES_FILE = "name_pairs.csv"
+
+#: Context-dependent counterparts: ``term -> (before a noun phrase, otherwise)``.
+PRONOUN_RULE: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {"her": ("his", "him"), "his": ("her", "hers")}
+)
+
+#: Closed-class words after which ``her``/``his`` is read as object / independent possessive.
+FUNCTION_WORDS: frozenset[str] = frozenset(
+    # articles, determiners and quantifiers that cannot follow a possessive determiner
+    "a an the this that these those my your his her its our their some any no all both each "
+    "either neither another such what which whose "
+    # pronouns
+    "i me you he him she it we us they them myself yourself himself herself itself ourselves "
+    "yourselves themselves who whom someone somebody something anyone anybody anything "
+    "everyone everybody everything nobody nothing "
+    # prepositions and particles
+    "about above across after against along alongside amid among amongst around as at before "
+    "behind below beneath beside besides between beyond by despite down during except for from "
+    "in inside into like near of off on onto out outside over per since than through "
+    "throughout till to toward towards under underneath unlike until up upon via with within "
+    "without away "
+    # conjunctions
+    "and or but nor so yet because if when while although though whether where unless whereas "
+    "once "
+    # auxiliaries, modals and verbs that follow an object pronoun ("let her go")
+    "is was are were be been being am has have had do does did would shall should can could "
+    "may might must go come get feel know stay leave become seem "
+    # adverbs of negation, time, place and degree
+    "not never also again alone already always anymore anyway apart ever forever here there now "
+    "then too very just still today tonight tomorrow yesterday together well instead however "
+    "thus therefore".split()
+)
+
+# after a matched word: white space, the next token, and whether a hyphenated token follows it
+_FOLLOWING = re.compile(rf"\s+({TOKEN_PATTERN.pattern})(-[^\W_])?")
+
+
+def default_name_pairs_path() -> Path:
+    """Path of the project's ``female,male`` given-name pairs (``resources/NAMES.md``)."""
+    return Path(str(resources.files("rankbias") / "resources" / DEFAULT_NAMES_FILE))
+
+
+def _recase(token: str, target: str) -> tuple[str, bool]:
+    """``target`` in the casing pattern of ``token``; the flag is False for irregular casing."""
+    if token.islower():
+        return target, True
+    if len(token) > 1 and token.isupper():
+        return target.upper(), True
+    if token[0].isupper() and (len(token) == 1 or token[1:].islower()):
+        return target[:1].upper() + target[1:], True
+    if token[0].isupper():
+        return target[:1].upper() + target[1:], False
+    return target, False
+
+
+def _trie_regex(terms: Iterable[str]) -> str:
+    """A regular expression matching exactly ``terms``, as a prefix tree (fast alternation)."""
+    trie: dict = {}
+    for term in terms:
+        node = trie
+        for char in term:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" in node:
+            return "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
+
+
+@dataclass(frozen=True, eq=False)
+class Substitution:
+    """A one-to-one female ↔ male map of tokens, with the contextual rule for ``her``/``his``.
+
+    Attributes
+    ----------
+    mapping:
+        Read-only ``term -> counterpart`` (lower case), both directions of every pair.
+    contextual:
+        ``term -> (counterpart before a noun phrase, counterpart otherwise)``; overrides
+        ``mapping`` for those terms (default :data:`PRONOUN_RULE`, see the module docstring).
+    function_words:
+        The closed list that decides the contextual rule.
+    source:
+        Where the pairs came from, for messages and reports.
+    """
+
+    mapping: Mapping[str, str]
+    contextual: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    function_words: frozenset[str] = FUNCTION_WORDS
+    source: str = "<pairs>"
+    _pattern: re.Pattern = field(init=False, repr=False)
+    _pattern_folded: re.Pattern = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        mapping = dict(self.mapping)
+        for term, other in mapping.items():
+            for word in (term, other):
+                if word != word.lower() or not TOKEN_PATTERN.fullmatch(word):
+                    raise InputError(
+                        f"{self.source}: term {word!r} is not a single lower-case token of the "
+                        "default tokeniser; expected letters/digits only, lower case"
+                    )
+            if mapping.get(other) != term:
+                raise InputError(
+                    f"{self.source}: {term!r} maps to {other!r} but {other!r} maps to "
+                    f"{mapping.get(other)!r}; expected a one-to-one map in both directions"
+                )
+        contextual = {k: tuple(v) for k, v in dict(self.contextual).items()}
+        for term, targets in contextual.items():
+            if term not in mapping:
+                raise InputError(
+                    f"{self.source}: the contextual rule names {term!r}, which is not a term of "
+                    "the pairs; expected a rule only for listed terms"
+                )
+            missing = [t for t in targets if t not in mapping]
+            if len(targets) != 2 or missing:
+                raise InputError(
+                    f"{self.source}: the contextual rule for {term!r} is {targets!r}; expected "
+                    f"two counterparts that are terms of the pairs (missing: {missing})"
+                )
+        object.__setattr__(self, "mapping", MappingProxyType(mapping))
+        object.__setattr__(self, "contextual", MappingProxyType(contextual))
+        object.__setattr__(self, "function_words", frozenset(self.function_words))
+        pattern = rf"(?<![^\W_])(?:{_trie_regex(sorted(mapping))})(?![^\W_])"
+        # the terms in lower-cased text (the usual path), and case-insensitively in the rare
+        # text whose lower-casing changes its length (e.g. 'İ' -> 'i̇'), where positions in the
+        # lower-cased text would not be positions in the original
+        object.__setattr__(self, "_pattern", re.compile(pattern))
+        object.__setattr__(self, "_pattern_folded", re.compile(pattern, re.IGNORECASE))
+
+    @classmethod
+    def from_pairs(
+        cls,
+        pairs: Iterable[tuple[str, str]],
+        *,
+        contextual: Mapping[str, tuple[str, str]] | None = None,
+        function_words: Iterable[str] = FUNCTION_WORDS,
+        source: str = "<pairs>",
+    ) -> Substitution:
+        """From ``(female, male)`` pairs; every term must occur in one pair only.
+
+        ``contextual=None`` applies :data:`PRONOUN_RULE` to those of its terms present in the
+        pairs (``{}`` turns the rule off: ``her`` then follows its pair like any term).
+        """
+        mapping: dict[str, str] = {}
+        for number, (female, male) in enumerate(pairs, start=1):
+            for term in (female, male):
+                if term in mapping:
+                    raise InputError(
+                        f"{source}: pair {number} ({female},{male}) repeats the term {term!r}; "
+                        "expected each term in one pair only"
+                    )
+            if female == male:
+                raise InputError(f"{source}: pair {number} maps {female!r} to itself")
+            mapping[female], mapping[male] = male, female
+        if contextual is None:
+            contextual = {k: v for k, v in PRONOUN_RULE.items() if k in mapping}
+        return cls(
+            mapping=mapping, contextual=contextual, function_words=function_words, source=source
+        )
+
+    @classmethod
+    def from_files(cls, *paths: str | Path, **kw) -> Substitution:
+        """From ``female,male`` pair files (see :func:`rankbias.lexicon.read_pairs`).
+
+        A term listed in two files is an error naming both files.
+        """
+        pairs: list[tuple[str, str]] = []
+        where: dict[str, Path] = {}
+        for path in map(Path, paths):
+            for pair in read_pairs(path):
+                for term in pair:
+                    if term in where:
+                        raise InputError(
+                            f"{path}: term {term!r} is also listed in {where[term]}; expected "
+                            "each term in one file only"
+                        )
+                    where[term] = path
+                pairs.append(pair)
+        return cls.from_pairs(pairs, source=" + ".join(map(str, paths)), **kw)
+
+    @property
+    def terms(self) -> frozenset[str]:
+        """Every term that is substituted."""
+        return frozenset(self.mapping)
+
+    def __repr__(self) -> str:
+        return (
+            f"Substitution({len(self.mapping)} terms, contextual {sorted(self.contextual)}; "
+            f"from {self.source})"
+        )
+
+
+@lru_cache(maxsize=1)
+def default_substitution() -> Substitution:
+    """The project's gendered terms and given names, with :data:`PRONOUN_RULE`."""
+    return Substitution.from_files(default_pairs_path(), default_name_pairs_path())
+
+
+class _Swapper:
+    """Swaps the terms of texts; counts ``(source, target)`` swaps and irregular casing."""
+
+    def __init__(self, substitution: Substitution):
+        self.mapping = substitution.mapping
+        self.contextual = substitution.contextual
+        self.function_words = substitution.function_words
+        self.pattern = substitution._pattern
+        self.pattern_folded = substitution._pattern_folded
+        self.counts: Counter = Counter()
+        self.irregular = 0
+        self.swaps = 0
+
+    def target(self, key: str, text: str, end: int) -> str | None:
+        """Counterpart of the lower-case ``key`` that ends at ``end`` of ``text``."""
+        rule = self.contextual.get(key)
+        if rule is None:
+            return self.mapping.get(key)
+        following = _FOLLOWING.match(text, end)
+        nominal = following is not None and (
+            following.group(2) is not None or following.group(1).lower() not in self.function_words
+        )
+        return rule[0] if nominal else rule[1]
+
+    def replace(self, token: str, key: str, target: str) -> str:
+        replaced, regular = _recase(token, target)
+        self.counts[(key, target)] += 1
+        self.irregular += not regular
+        self.swaps += 1
+        return replaced
+
+    def folded(self, match: re.Match) -> str:
+        """``re.sub`` callback for the case-insensitive pattern."""
+        token = match.group()
+        key = token.lower()
+        target = self.target(key, match.string, match.end())
+        if target is None:
+            # matched only by case-insensitive folding (e.g. 'ſhe'); not a token of the
+            # default tokeniser after lower-casing, so not a term: left as it is
+            return token
+        return self.replace(token, key, target)
+
+    def __call__(self, text: str) -> str:
+        lowered = text.lower()
+        if len(lowered) != len(text):
+            return self.pattern_folded.sub(self.folded, text)
+        pieces: list[str] = []
+        last = 0
+        for match in self.pattern.finditer(lowered):
+            start, end = match.span()
+            key = match.group()
+            target = self.target(key, lowered, end)
+            pieces.append(text[last:start])
+            pieces.append(self.replace(text[start:end], key, target))
+            last = end
+        if not pieces:
+            return text
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+
+def substitute(text: str, substitution: Substitution | None = None) -> tuple[str, int]:
+    """``text`` with every gendered token swapped, and the number of swaps.
+
+    See the module docstring for tokens, casing and the rule for ``her``/``his``; all other
+    characters are kept exactly.  ``substitution`` defaults to :func:`default_substitution`.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str text, found {type(text).__name__}")
+    substitution = substitution or default_substitution()
+    swapper = _Swapper(substitution)
+    return swapper(text), swapper.swaps
+
+
+@dataclass(frozen=True)
+class SubstitutionReport:
+    """What :func:`substitute_collection` changed.
+
+    Attributes
+    ----------
+    n_passages, n_changed, n_swaps:
+        Passages read, passages with at least one swap, swaps in all.
+    swaps:
+        Table ``source, target, count`` (lower case), most frequent first; ``her`` appears
+        with both targets, so the table shows how often each branch of the rule was taken.
+    swaps_per_passage:
+        ``int64`` swaps of each passage, aligned with the input rows.
+    irregular_case:
+        Swapped tokens whose casing was neither lower, Title nor UPPER.
+    """
+
+    n_passages: int
+    n_changed: int
+    n_swaps: int
+    swaps: pd.DataFrame
+    swaps_per_passage: np.ndarray
+    irregular_case: int
+
+    def by_term(self) -> pd.Series:
+        """Swaps per source term, most frequent first."""
+        return self.swaps.groupby("source")["count"].sum().sort_values(ascending=False)
+
+
+def substitute_collection(
+    collection: pd.DataFrame, substitution: Substitution | None = None
+) -> tuple[pd.DataFrame, SubstitutionReport]:
+    """The counterfactual collection and a report of what was swapped.
+
+    ``collection`` has columns ``docid`` and ``text`` (others are kept unchanged); the result
+    has the same rows in the same order with ``text`` substituted.  A text that is not a
+    string (e.g. a missing value) is an error naming the docid.
+    """
+    missing = {"docid", "text"} - set(collection.columns)
+    if missing:
+        raise InputError(
+            f"collection lacks column(s) {sorted(missing)}; expected columns docid, text"
+        )
+    substitution = substitution or default_substitution()
+    texts = collection["text"].tolist()
+    not_text = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if not_text:
+        i = not_text[0]
+        raise InputError(
+            f"collection: document {collection['docid'].iloc[i]!r} (row {i}) has text "
+            f"{texts[i]!r} of type {type(texts[i]).__name__}; expected a string "
+            f"({len(not_text)} such row(s) in all)"
+        )
+    swapper = _Swapper(substitution)
+    per_passage = np.zeros(len(texts), dtype=np.int64)
+    new_texts = []
+    for i, text in enumerate(texts):
+        before = swapper.swaps
+        new_texts.append(swapper(text))
+        per_passage[i] = swapper.swaps - before
+    result = collection.copy()
+    result["text"] = pd.Series(new_texts, index=collection.index, dtype=collection["text"].dtype)
+    rows = [(s, t, c) for (s, t), c in swapper.counts.items()]
+    swaps = (
+        pd.DataFrame(rows, columns=["source", "target", "count"])
+        .astype({"count": "int64"})
+        .sort_values(["count", "source", "target"], ascending=[False, True, True])
+        .reset_index(drop=True)
+    )
+    report = SubstitutionReport(
+        n_passages=len(texts),
+        n_changed=int(np.count_nonzero(per_passage)),
+        n_swaps=int(per_passage.sum()),
+        swaps=swaps,
+        swaps_per_passage=per_passage,
+        irregular_case=swapper.irregular,
+    )
+    return result, report
+
+
+def queries_with_terms(
+    queries: pd.DataFrame, substitution: Substitution | None = None
+) -> pd.DataFrame:
+    """The queries (columns ``qid, query``) containing a term of the substitution.
+
+    Returns a table ``qid, query, terms`` (terms space-separated, sorted), empty when every
+    query is gender-neutral under the substitution.
+    """
+    substitution = substitution or default_substitution()
+    terms = substitution.terms
+    found = [" ".join(sorted(set(tokenize(q)) & terms)) for q in queries["query"].tolist()]
+    table = pd.DataFrame(
+        {"qid": queries["qid"].astype(str).to_numpy(), "query": queries["query"], "terms": found}
+    )
+    return table[table["terms"] != ""].reset_index(drop=True)
+
+
+# ---- CRBO ------------------------------------------------------------------------------------
+def crbo(
+    original: Run,
+    counterfactual: Run,
+    *,
+    p: float = 0.9,
+    depth: int | None = None,
+    qids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Per-query RBO between a system's original and counterfactual runs (CRBO's terms).
+
+    Returns the tidy table ``run, qid, metric, cutoff, value`` with ``metric = "crbo"``,
+    ``cutoff = depth`` (missing when the whole lists are compared) and ``run`` the original
+    run's name; :func:`mean_crbo` gives the system value.  Both runs must cover the same
+    queries unless ``qids`` chooses them.  With ``qids``, a query absent from one run has an
+    empty list there (RBO 0: nothing in common), and a query absent from both (the system
+    retrieved nothing in either world, e.g. BM25 for a query of unknown words) has the value
+    NaN: RBO of two empty lists is undefined (0/0); :func:`mean_crbo` leaves it out of the mean
+    and counts it.
+    """
+    in_original = set(original.qids.tolist())
+    in_counterfactual = set(counterfactual.qids.tolist())
+    if qids is None:
+        if in_original != in_counterfactual:
+            only_o = sorted(in_original - in_counterfactual)
+            only_c = sorted(in_counterfactual - in_original)
+            raise InputError(
+                f"runs {original.name!r} (original) and {counterfactual.name!r} "
+                f"(counterfactual) cover different queries: {len(only_o)} only in the original "
+                f"{only_o[:5]}, {len(only_c)} only in the counterfactual {only_c[:5]}; expected "
+                "the same queries, or pass qids= to choose them"
+            )
+        wanted = sorted(in_original)
+    else:
+        wanted = list(dict.fromkeys(str(q) for q in qids))
+    empty: list = []
+    values = np.empty(len(wanted), dtype=np.float64)
+    for i, qid in enumerate(wanted):
+        first = original.ranked(qid).tolist() if qid in in_original else empty
+        second = counterfactual.ranked(qid).tolist() if qid in in_counterfactual else empty
+        values[i] = rbo(first, second, p=p, depth=depth)
+    table = pd.DataFrame(
+        {
+            "run": original.name,
+            "qid": pd.Series(wanted, dtype=object),
+            "metric": "crbo",
+            "cutoff": pd.array([depth] * len(wanted), dtype="Int64"),
+            "value": values,
+        }
+    )
+    return table
+
+
+def crbo_systems(
+    original: Mapping[str, Run],
+    counterfactual: Mapping[str, Run],
+    *,
+    p: float = 0.9,
+    depth: int | None = None,
+    qids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """:func:`crbo` for every system (the keys of both mappings must agree), one table."""
+    if set(original) != set(counterfactual):
+        raise InputError(
+            f"systems differ: original {sorted(original)}, counterfactual "
+            f"{sorted(counterfactual)}; expected the same systems"
+        )
+    chosen = None if qids is None else list(qids)
+    tables = [
+        crbo(original[s], counterfactual[s], p=p, depth=depth, qids=chosen).assign(run=s)
+        for s in original
+    ]
+    return pd.concat(tables, ignore_index=True)
+
+
+def mean_crbo(table: pd.DataFrame) -> pd.DataFrame:
+    """System-level CRBO: the mean over queries per ``run`` and ``cutoff``.
+
+    Columns ``run, metric, cutoff, value, n_queries, n_undefined``: ``n_queries`` values
+    averaged, ``n_undefined`` NaN values (queries neither run retrieved anything for) left out.
+    """
+    grouped = table.groupby(["run", "metric", "cutoff"], dropna=False, sort=False)["value"]
+    summary = grouped.agg(value="mean", n_queries="count").reset_index()
+    summary["n_undefined"] = grouped.apply(lambda v: int(v.isna().sum())).to_numpy()
+    return summary
+
+
+# ---- testbed -----------------------------------------------------------------------------------
+class _CountingEncoder:
+    """Wraps a sentence-transformers model and counts the texts it is asked to encode."""
+
+    def __init__(self, model):
+        self.model = model
+        self.n_encoded = 0
+
+    def encode(self, texts: Sequence[str], **kw):
+        self.n_encoded += len(texts)
+        return self.model.encode(texts, **kw)
+
+
+class _PrecomputedEncoder:
+    """Hands ``encode_cached`` vectors computed elsewhere, for exactly the expected texts."""
+
+    def __init__(self, vectors: np.ndarray, texts: Sequence[str]):
+        self.vectors = vectors
+        self.texts = list(texts)
+
+    def encode(self, texts: Sequence[str], **kw):
+        if list(texts) != self.texts:
+            raise RuntimeError(
+                f"asked to encode {len(texts)} texts that are not the {len(self.texts)} texts "
+                "the vectors were assembled for"
+            )
+        return self.vectors
+
+
+@dataclass(frozen=True)
+class CounterfactualBuild:
+    """What :func:`counterfactual_runs` wrote and measured.
+
+    Attributes
+    ----------
+    out_dir:
+        Holds ``<system>.run`` for the five systems, ``collection.tsv`` (the counterfactual
+        collection), ``queries.tsv`` (the queries run), ``queries_excluded.tsv`` and
+        ``swaps.tsv``.
+    report:
+        The :class:`SubstitutionReport` of the collection.
+    queries:
+        The queries run in both worlds (``qid, query``).
+    excluded:
+        Queries left out because they contain a substituted term (``qid, query, terms``).
+    passages_encoded:
+        Passages (and queries) the dense model actually encoded, cache hits excluded.
+    seconds:
+        Time of each step: ``substitution``, ``embeddings`` and each system of the rerun.
+    """
+
+    out_dir: Path
+    report: SubstitutionReport
+    queries: pd.DataFrame
+    excluded: pd.DataFrame
+    passages_encoded: int
+    seconds: dict[str, float]
+    systems: tuple[str, ...]
+
+    def runs(self) -> dict[str, Run]:
+        """The counterfactual runs, by system."""
+        return {s: read_run(self.out_dir / f"{s}.run") for s in self.systems}
+
+
+def _write_tsv(path: Path, frame: pd.DataFrame) -> None:
+    lines = ("\t".join(map(str, row)) for row in frame.itertuples(index=False))
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def counterfactual_runs(
+    testbed,
+    out_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    log: Callable[[str], None] = print,
+    *,
+    substitution: Substitution | None = None,
+    original_cache_dir: str | Path | None = None,
+) -> CounterfactualBuild:
+    """Rerun the testbed's five systems on its counterfactual collection.
+
+    ``testbed``: a :class:`rankbias.data.wikisample.Testbed` or its folder.  The queries are
+    those of the original runs (``queries`` then ``queries_sensitive``), minus any containing a
+    substituted term (listed in the result and in ``queries_excluded.tsv``; a query is never
+    substituted).  Dense vectors of unchanged passages are taken from the original embedding
+    cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the originals
+    if it is empty); only changed passages are encoded.  The assembled vectors are stored in
+    ``cache_dir`` (default ``<out_dir>/cache``) under the key that
+    :func:`rankbias.retrieval.encode_cached` computes for the counterfactual texts, so
+    :func:`rankbias.retrieval.build_runs` finds them there instead of encoding every passage.
+
+    CRBO per system then compares the original runs on the queries kept::
+
+        build = counterfactual_runs(testbed, out_dir)
+        table = crbo_systems(testbed.runs(), build.runs(), qids=build.queries["qid"], depth=10)
+        mean_crbo(table)
+    """
+    from rankbias import retrieval
+    from rankbias.data.wikisample import Testbed, load_testbed
+
+    if not isinstance(testbed, Testbed):
+        testbed = load_testbed(testbed)
+    substitution = substitution or default_substitution()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = Path(cache_dir) if cache_dir is not None else out / "cache"
+    original_cache = (
+        Path(original_cache_dir) if original_cache_dir is not None else testbed.path / "cache"
+    )
+    seconds: dict[str, float] = {}
+
+    started = time.time()
+    collection = testbed.collection[["docid", "text"]]
+    cf_collection, report = substitute_collection(collection, substitution)
+    queries = pd.concat(
+        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
+        ignore_index=True,
+    )
+    queries["qid"] = queries["qid"].astype(str)
+    repeated = queries["qid"][queries["qid"].duplicated()].tolist()
+    if repeated:
+        raise InputError(
+            f"{testbed.path}: query id(s) {repeated[:5]} appear in more than one query set; "
+            "expected each qid once"
+        )
+    excluded = queries_with_terms(queries, substitution)
+    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    for qid, query in zip(kept["qid"], kept["query"], strict=True):
+        new, swaps = substitute(query, substitution)
+        if swaps or new != query:  # the tokeniser check and the substitution must agree
+            raise RuntimeError(f"query {qid} {query!r} would be substituted to {new!r}")
+    _write_tsv(out / "collection.tsv", cf_collection[["docid", "text"]])
+    _write_tsv(out / "queries.tsv", kept)
+    excluded.to_csv(out / "queries_excluded.tsv", sep="\t", index=False)
+    report.swaps.to_csv(out / "swaps.tsv", sep="\t", index=False)
+    seconds["substitution"] = time.time() - started
+    log(
+        f"counterfactual collection: {report.n_changed} of {report.n_passages} passages "
+        f"changed, {report.n_swaps} swaps ({report.irregular_case} with irregular casing); "
+        f"queries: {len(kept)} run, {len(excluded)} excluded for containing a substituted term"
+    )
+
+    started = time.time()
+    encoder = _CountingEncoder(retrieval.load_dense_model())
+    original_texts = collection["text"].tolist()
+    cf_texts = cf_collection["text"].tolist()
+    vectors = retrieval.encode_cached(encoder, original_texts, original_cache, "passages")
+    from_cache = encoder.n_encoded == 0
+    changed = np.flatnonzero(report.swaps_per_passage)
+    cf_vectors = vectors.copy()
+    if len(changed):
+        cf_vectors[changed] = retrieval.encode_cached(
+            encoder, [cf_texts[i] for i in changed], cache, "passages-changed"
+        )
+    retrieval.encode_cached(_PrecomputedEncoder(cf_vectors, cf_texts), cf_texts, cache, "passages")
+    all_query_vectors = retrieval.encode_cached(
+        encoder, queries["query"].tolist(), original_cache, "queries"
+    )
+    kept_rows = np.flatnonzero(queries["qid"].isin(kept["qid"]).to_numpy())
+    kept_texts = kept["query"].tolist()
+    retrieval.encode_cached(
+        _PrecomputedEncoder(all_query_vectors[kept_rows], kept_texts), kept_texts, cache, "queries"
+    )
+    seconds["embeddings"] = time.time() - started
+    log(
+        f"dense vectors: {len(changed)} changed passages re-embedded, the other passages' "
+        f"vectors reused (originals {'from the cache' if from_cache else 'encoded first'}); "
+        f"{encoder.n_encoded} texts encoded, cache hits excluded; {seconds['embeddings']:.1f} s"
+    )
+
+    timings = retrieval.build_runs(cf_collection, kept, out, cache_dir=cache, log=log)
+    seconds.update(timings)
+    return CounterfactualBuild(
+        out_dir=out,
+        report=report,
+        queries=kept,
+        excluded=excluded,
+        passages_encoded=encoder.n_encoded,
+        seconds=seconds,
+        systems=tuple(timings),
+    )
