@@ -155,3 +155,8 @@ def test_real_public_runs(collection, depth):
         assert (step <= 0).all(), path
         # the published files are top-200 (MS MARCO dev) and top-1000 (TREC DL 2019) lists
         assert run.list_lengths.max() <= depth
+
+
+def test_empty_table_gives_an_empty_run():
+    run = Run.from_frame(pd.DataFrame({"qid": [], "docid": [], "score": []}), name="e")
+    assert len(run) == 0 and run.offsets.tolist() == [0] and run.to_frame().empty

@@ -91,21 +91,33 @@ class Run:
                 f"run {name!r}: query {qid[first]} document {docid[first]} has score NaN; "
                 "expected a number"
             )
+        if len(qid) == 0:
+            empty = np.zeros(0, dtype=object)
+            return cls(name, empty, np.zeros(1, dtype=np.int64), empty, np.zeros(0))
+        # Sort keys as integer codes of the sorted unique ids: string order, integer speed.
+        q_code, q_uniq = pd.factorize(qid, sort=True)
+        d_code, _ = pd.factorize(docid, sort=True)
         # lexsort: last key is primary -> (qid asc, score desc, docid asc)
-        order = np.lexsort((docid, -score, qid))
+        order = np.lexsort((d_code, -score, q_code))
         qid, docid, score = qid[order], docid[order], score[order]
-        pairs = pd.DataFrame({"q": qid, "d": docid})
-        dup = pairs.duplicated(keep=False).to_numpy()
+        pair_key = pd.Series(q_code[order].astype(np.int64) * (d_code.max() + 1) + d_code[order])
+        dup = pair_key.duplicated(keep=False).to_numpy()
         if dup.any():
             i = int(np.flatnonzero(dup)[0])
-            count = int(pairs.duplicated().sum())
+            count = int(pair_key.duplicated().sum())
             raise InputError(
                 f"run {name!r}: document {docid[i]} appears more than once for query {qid[i]} "
                 f"({count} duplicate row(s) in all); expected each document once per query"
             )
-        uniq, starts = np.unique(qid, return_index=True)
-        offsets = np.append(starts, len(qid)).astype(np.int64)
-        return cls(name=name, qids=uniq.astype(object), offsets=offsets, docids=docid, scores=score)
+        counts = np.bincount(q_code, minlength=len(q_uniq))
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(
+            name=name,
+            qids=np.asarray(q_uniq, dtype=object),
+            offsets=offsets,
+            docids=docid,
+            scores=score,
+        )
 
     # ---- access --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -176,9 +188,53 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     an integer rank and a finite numeric score.  A malformed line, or a document listed twice
     for the same query, raises :class:`~rankbias.errors.InputError` naming the file and line.
     Blank lines are errors too: a run file has none, and one usually means a truncated file.
+
+    Well-formed files are parsed in one vectorised pass; only when that pass finds a problem
+    is the file re-read line by line to name the first offending line exactly.
     """
     path = Path(path)
     name = name or path.name.removesuffix(".gz").rsplit(".", 1)[0]
+    frame = _parse_run_fast(path)
+    if frame is None:
+        frame = _parse_run_lines(path)  # raises with the file and line of the first problem
+    if frame.empty:
+        raise located(path, None, "the run file is empty; expected TREC run lines")
+    return Run.from_frame(frame, name=name)
+
+
+def _parse_run_fast(path: Path) -> pd.DataFrame | None:
+    """``qid, docid, score`` of a well-formed run, or ``None`` if anything looks wrong."""
+    if path.stat().st_size == 0:
+        return pd.DataFrame(columns=["qid", "docid", "score"])
+    try:
+        table = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            names=["qid", "q0", "docid", "rank", "score", "tag"],
+            dtype=str,
+            skip_blank_lines=False,
+            keep_default_na=False,
+            na_values=[],
+            quoting=3,
+            encoding="utf-8",
+        )
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        return None
+    if (table == "").to_numpy().any() or table.isna().to_numpy().any():
+        return None  # a short or blank line
+    rank = pd.to_numeric(table["rank"], errors="coerce")
+    score = pd.to_numeric(table["score"], errors="coerce").to_numpy(dtype=np.float64)
+    integral = rank.notna() & ~table["rank"].str.contains(r"[.eE]", regex=True)
+    if not integral.all() or not np.isfinite(score).all():
+        return None
+    if table.duplicated(["qid", "docid"]).any():
+        return None
+    return pd.DataFrame({"qid": table["qid"], "docid": table["docid"], "score": score})
+
+
+def _parse_run_lines(path: Path) -> pd.DataFrame:
+    """The line-by-line reader: slow, but names the first bad line precisely."""
     qids: list[str] = []
     docids: list[str] = []
     scores: list[float] = []
@@ -220,10 +276,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
             qids.append(qid)
             docids.append(docid)
             scores.append(value)
-    if not qids:
-        raise located(path, None, "the run file is empty; expected TREC run lines")
-    frame = pd.DataFrame({"qid": qids, "docid": docids, "score": scores})
-    return Run.from_frame(frame, name=name)
+    return pd.DataFrame({"qid": qids, "docid": docids, "score": scores})
 
 
 def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
