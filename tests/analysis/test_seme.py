@@ -1,0 +1,369 @@
+"""The SEME study: perspective testbed, simulator, Table-3 regression, response loader, power.
+
+Expected values come from hand construction (oracle scores whose split is known), direct
+NumPy/SciPy least squares written here, or binomial bounds on rates over seeds.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rankbias.analysis.seme import (
+    PositionBasedClickModel,
+    accuracy_by_question,
+    attach_duo,
+    chance_accuracy,
+    fit_seme,
+    load_distractors,
+    load_perspectives,
+    power_curve,
+    read_study_responses,
+    simulate_study,
+    study_orderings,
+    write_study_responses,
+)
+from rankbias.errors import InputError
+
+SEEDS_COVERAGE = 100
+SEEDS_NULL = 200
+ALPHA = 0.05
+
+
+@pytest.fixture(scope="module")
+def perspectives():
+    return load_perspectives()
+
+
+@pytest.fixture(scope="module")
+def oracle(perspectives):
+    """Scores that split every question perfectly: +1 / −1 by label plus small jitter, with
+    perspective 1 on the *negative* side for every third question (so the PCA-axis sign and
+    the perspective disagree there, as they may for real scores)."""
+    rng = np.random.default_rng(20240601)
+    table = perspectives[["question_id", "doc_id", "perspective"]].copy()
+    side = np.where(table["perspective"] == 1, 1.0, -1.0)
+    flipped = table["question_id"].isin(sorted(table["question_id"].unique())[::3])
+    side = np.where(flipped, -side, side)
+    table["score"] = side * (1.0 + rng.uniform(0.0, 0.2, size=len(table)))
+    return table.reset_index(drop=True)
+
+
+# ---- the testbed ---------------------------------------------------------------------------
+
+
+def test_perspective_file_integrity(perspectives):
+    counts = perspectives.groupby(["question_id", "perspective"]).size().unstack()
+    assert len(counts) >= 24
+    assert (counts.sum(axis=1) >= 8).all()
+    assert (counts[1] == counts[2]).all()  # balanced
+    assert perspectives["doc_id"].is_unique
+    assert perspectives.groupby("question_id")["question"].nunique().eq(1).all()
+    assert perspectives["text"].is_unique
+    sentences = perspectives["text"].map(lambda t: len(re.findall(r"[.!?](?:\s|$)", t)))
+    assert sentences.between(2, 4).all(), perspectives.loc[~sentences.between(2, 4), "doc_id"]
+
+
+def test_distractors_cover_every_question_with_both_styles(perspectives):
+    distractors = load_distractors()
+    styles = distractors.groupby("question_id")["style_of"].apply(set)
+    assert set(styles.index) == set(perspectives["question_id"])
+    assert all(s == {1, 2} for s in styles)
+    assert not set(distractors["text"]) & set(perspectives["text"])
+
+
+def test_load_perspectives_rejects_bad_rows(tmp_path):
+    path = tmp_path / "p.tsv"
+    header = "question_id\tquestion\tdoc_id\tperspective\ttext\n"
+    path.write_text(header + "q1\tWhy?\td1\t1\tA. B.\nq1\tWhy?\td2\t3\tC. D.\n", encoding="utf-8")
+    with pytest.raises(
+        InputError, match=rf"{re.escape(str(path))}:3: perspective: expected 1 or 2, found '3'"
+    ):
+        load_perspectives(path)
+    path.write_text(header + "q1\tWhy?\td1\t1\tA. B.\nq1\tWhy?\td1\t2\tC. D.\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":3: doc_id 'd1' already used on line 2"):
+        load_perspectives(path)
+
+
+def test_accuracy_of_a_perfect_and_a_half_wrong_split(oracle):
+    assert (accuracy_by_question(oracle)["accuracy"] == 1.0).all()
+    scrambled = oracle.copy()
+    # in every question swap the sign of one document per side: 6 of 8 right either way
+    first_of_each = scrambled.groupby(["question_id", "perspective"]).head(1).index
+    scrambled.loc[first_of_each, "score"] *= -1
+    assert np.allclose(accuracy_by_question(scrambled)["accuracy"], 6 / 8)
+
+
+def test_chance_accuracy_by_hand():
+    # 4 + 4 documents, fair-coin signs: X ~ Bin(8, 1/2) agreements, E[max(X, 8 − X)] = 1304/256
+    assert chance_accuracy(4, 4) == pytest.approx(1304 / 256 / 8)
+    # exactly 4 positive: k ~ Hypergeom, max(2k, 8 − 2k) → (36·4 + 32·6 + 2·8) / 70
+    assert chance_accuracy(4, 4, positives=4) == pytest.approx(352 / 70 / 8)
+    assert chance_accuracy(1, 1, positives=1) == pytest.approx(1.0)
+
+
+# ---- orderings and the three signed Duos ----------------------------------------------------
+
+
+def test_signed_duo_variants_on_a_perfect_split(oracle):
+    orderings = study_orderings(oracle)
+    biased = orderings[orderings["condition"] == "most_biased"]
+    balanced = orderings[orderings["condition"] == "most_balanced"]
+    assert (biased["duo"] == 1.0).all() and (balanced["duo"] == 0.0).all()
+    # a perfect split puts one whole side first in the most biased order
+    first_side = biased["labels"].map(lambda labels: labels[0])
+    assert biased["labels"].map(lambda labels: len(set(labels[:4]))).eq(1).all()
+    # aligned: +1 exactly when perspective 1 comes first
+    assert np.array_equal(biased["aligned_signed_duo"], np.where(first_side == 1, 1.0, -1.0))
+    # released: +1 exactly when perspective 1 sits on the positive end, whatever the order
+    p1_positive = oracle[oracle["perspective"] == 1].groupby("question_id")["score"].mean() > 0
+    expected = np.where(p1_positive.loc[biased["question_id"]].to_numpy(), 1.0, -1.0)
+    assert np.array_equal(biased["released_signed_duo"], expected)
+    # paper's: +1 exactly when the positive end comes first
+    first_positive = [
+        oracle.set_index("doc_id").loc[shown[0], "score"] > 0 for shown in biased["shown"]
+    ]
+    assert np.array_equal(biased["signed_duo"], np.where(first_positive, 1.0, -1.0))
+
+
+# ---- the regression against a direct least-squares computation --------------------------------
+
+
+def _direct_fit(prior, posterior, regressor, robust):
+    x = np.column_stack([np.ones_like(prior, dtype=float), prior, regressor]).astype(float)
+    y = posterior.astype(float)
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    residual = y - x @ beta
+    n, k = x.shape
+    inverse = np.linalg.inv(x.T @ x)
+    if robust:  # HC3: residuals inflated by (1 − h_ii)²
+        leverage = np.einsum("ij,jk,ik->i", x, inverse, x)
+        meat = x.T @ (x * (residual**2 / (1 - leverage) ** 2)[:, None])
+        covariance = inverse @ meat @ inverse
+        quantile = stats.norm.ppf(0.975)
+        p = 2 * stats.norm.sf(abs(beta[2]) / np.sqrt(covariance[2, 2]))
+    else:
+        covariance = inverse * (residual @ residual) / (n - k)
+        quantile = stats.t.ppf(0.975, n - k)
+        p = 2 * stats.t.sf(abs(beta[2]) / np.sqrt(covariance[2, 2]), n - k)
+    se = np.sqrt(covariance[2, 2])
+    r2 = 1 - residual @ residual / np.sum((y - y.mean()) ** 2)
+    return [beta[2], beta[2] - quantile * se, beta[2] + quantile * se, p, r2]
+
+
+@pytest.mark.parametrize("robust", [False, True])
+def test_table3_columns_match_direct_least_squares(oracle, robust):
+    one = simulate_study(150, 0.5, table=oracle, click_through=0.4, seed=11, corpus="natural")
+    two = simulate_study(120, 0.5, table=oracle, click_through=0.2, seed=12, corpus="synthetic")
+    responses = pd.concat([one, two], ignore_index=True)
+    table = fit_seme(responses, robust=robust, combined=True)
+    assert list(table.columns) == [
+        "corpus", "behaviour", "n", "beta2", "beta2_low", "beta2_high", "p_value", "r2",
+    ]  # fmt: skip
+    assert len(table) == 6
+    for row in table.itertuples():
+        frame = (
+            responses if row.corpus == "combined" else responses[responses["corpus"] == row.corpus]
+        )
+        if row.behaviour == "clicked":
+            frame = frame[frame["clicked"].map(len) > 0]
+        assert row.n == len(frame)
+        expected = _direct_fit(
+            frame["prior"].to_numpy(), frame["posterior"].to_numpy(),
+            frame["aligned_signed_duo"].to_numpy(), robust,
+        )  # fmt: skip
+        got = [row.beta2, row.beta2_low, row.beta2_high, row.p_value, row.r2]
+        assert np.allclose(got, expected, rtol=1e-9, atol=1e-12), (row, expected)
+
+
+def test_fit_reports_undefined_subsets(oracle):
+    responses = simulate_study(
+        40, 0.5, table=oracle, click_model=PositionBasedClickModel(0.0), seed=1
+    )
+    table = fit_seme(responses)
+    clicked = table[table["behaviour"] == "clicked"].iloc[0]
+    assert clicked["n"] == 0 and np.isnan(clicked["beta2"])
+    assert table.attrs["undefined"] == [
+        ("simulated", "clicked", "0 participants; at least 4 are needed")
+    ]
+    # every prior the same: the prior column is collinear with the intercept
+    constant = simulate_study(
+        40, 0.5, table=oracle, seed=1, prior_probabilities=(0, 0, 0, 1, 0, 0, 0)
+    )
+    table = fit_seme(constant)
+    assert table["beta2"].isna().all()
+    assert [reason for *_, reason in table.attrs["undefined"]] == ["prior takes a single value"] * 2
+
+
+# ---- the simulator: planted effect recovered, null rejected at about α ------------------------
+
+
+def test_planted_effect_is_recovered_within_its_interval(oracle):
+    # priors in −1…1 and small noise, so that clipping at ±3 (which attenuates β2) is rare;
+    # measured: 95 of these 100 seeds cover the planted 0.4 (95.6% of 500 seeds); bound: 85 of
+    # 100, 4.6 binomial standard deviations below 95
+    covered, estimates = 0, []
+    for seed in range(SEEDS_COVERAGE):
+        study = simulate_study(
+            2000, 0.4, table=oracle, click_through=0.5, seed=seed,
+            prior_probabilities=(0, 0, 1, 1, 1, 0, 0), noise_sd=0.5,
+        )  # fmt: skip
+        row = fit_seme(study).set_index("behaviour").loc["clicked"]
+        covered += row["beta2_low"] <= 0.4 <= row["beta2_high"]
+        estimates.append(row["beta2"])
+    assert covered >= 85
+    assert abs(np.mean(estimates) - 0.4) < 0.02
+
+
+def test_zero_effect_rejects_at_about_alpha(oracle):
+    # 200 independent studies per behaviour: the number of p < 0.05 is Binomial(200, 0.05)
+    # under a correct test; accept its central 99.9% range (2…21).  Measured: 3 (all) and 8
+    # (clicked) of these 200 seeds; 5.1% and 4.8% over 1,000 seeds
+    low, high = stats.binom.interval(0.999, SEEDS_NULL, ALPHA)
+    rejections = np.zeros(2, dtype=int)
+    for seed in range(SEEDS_NULL):
+        study = simulate_study(300, 0.0, table=oracle, click_through=0.5, seed=10_000 + seed)
+        rejections += (fit_seme(study)["p_value"] < ALPHA).to_numpy()
+    assert low <= rejections[0] <= high and low <= rejections[1] <= high, rejections
+
+
+def test_click_through_rate_of_the_click_model(oracle):
+    model = PositionBasedClickModel.for_click_through(0.3, 8)
+    assert model.click_through_rate(8) == pytest.approx(0.3, abs=1e-9)
+    assert np.allclose(model.click_probabilities(3), model.attractiveness / np.array([1, 2, 3]))
+    study = simulate_study(4000, 0.0, table=oracle, click_model=model, seed=5)
+    share = (study["n_clicked"] > 0).mean()
+    assert abs(share - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 4000)
+    # rank 1 is clicked about twice as often as rank 2 (θ = 1/r)
+    ranks = pd.Series([r for clicks in study["clicked"] for r in clicks]).value_counts()
+    assert 1.6 < ranks[1] / ranks[2] < 2.4
+
+
+def test_simulated_rows_have_the_public_fields(oracle):
+    study = simulate_study(50, 0.3, table=oracle, seed=2)
+    assert study["participant_id"].is_unique
+    assert study["prior"].between(-3, 3).all() and study["posterior"].between(-3, 3).all()
+    docs = oracle.groupby("question_id")["doc_id"].apply(set)
+    assert all(
+        set(shown) == docs[q] for q, shown in zip(study["question_id"], study["shown"], strict=True)
+    )
+    assert all(all(1 <= r <= 8 for r in c) for c in study["clicked"])
+    assert set(study["condition"]) <= {"most_biased", "most_balanced"}
+
+
+# ---- the response file ----------------------------------------------------------------------
+
+
+def test_round_trip_through_the_response_file(oracle, tmp_path):
+    study = simulate_study(60, 0.3, table=oracle, seed=4)
+    path = write_study_responses(study, tmp_path / "responses.csv")
+    read = attach_duo(read_study_responses(path), oracle)
+    assert read.attrs["skipped"] == {}
+    for column in (
+        "participant_id",
+        "question_id",
+        "prior",
+        "posterior",
+        "shown",
+        "clicked",
+        "n_clicked",
+    ):
+        assert read[column].tolist() == study[column].tolist(), column
+    assert np.array_equal(read["aligned_signed_duo"], study["aligned_signed_duo"])
+
+
+GOOD = "participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("p2,c,q01,4,0,a|b,", "prior: expected an integer −3…3, found 4"),
+        ("p2,c,q01,1,x,a|b,", "posterior: expected an integer −3…3, found 'x'"),
+        ("p2,c,q01,1,0,a|b,3", r"clicked: expected ranks 1…2 \(the list shown\), found \[3\]"),
+        ("p2,c,q01,1,0,a|b,1|two", "clicked: expected ranks"),
+        ("p2,c,q01,1,0,a|a,", r"shown: expected distinct document ids, found \['a'\] repeated"),
+        ("p2,c,q01,1,0,,", "shown: expected document ids separated by '|'"),
+        ("p2,c,q01,1,0", "expected 7 fields, found 5"),
+        ("p1,c,q01,1,0,a|b,", "participant_id 'p1' already used on line 2"),
+        ("p2,,q01,1,0,a|b,", "corpus: expected a non-empty value"),
+    ],
+)
+def test_loader_rejects_malformed_rows(tmp_path, row, message):
+    path = tmp_path / "r.csv"
+    path.write_text(GOOD + "p1,c,q01,0,1,a|b,1\n" + row + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{re.escape(str(path))}:3: {message}"):
+        read_study_responses(path)
+
+
+def test_loader_rejects_a_missing_column(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("participant_id,corpus,question_id,prior,shown,clicked\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":1: expected the columns .* missing \['posterior'\]"):
+        read_study_responses(path)
+
+
+def test_loader_counts_missing_values(tmp_path):
+    path = tmp_path / "r.csv"
+    lines = [
+        "p1,c,q01,0,1,a|b,1",
+        "p2,c,q01,,1,a|b,",
+        "p3,c,q01,2,,a|b,2|1|2",
+        "p4,c,q01,-3,-2,b|a,",
+    ]
+    path.write_text(GOOD + "\n".join(lines) + "\n", encoding="utf-8")
+    frame = read_study_responses(path)
+    assert frame["participant_id"].tolist() == ["p1", "p4"]
+    assert frame.attrs["skipped"] == {"missing prior": [3], "missing posterior": [4]}
+    assert frame["n_clicked"].tolist() == [1, 0]
+
+
+def test_attach_duo_rejects_unknown_documents(oracle):
+    responses = pd.DataFrame(
+        {"participant_id": ["p1"], "question_id": ["q01"], "shown": [("q01-d1", "q02-d1")]}
+    )
+    with pytest.raises(
+        InputError, match="participant p1: shown document 'q02-d1' belongs to question 'q02'"
+    ):
+        attach_duo(responses, oracle)
+    responses["shown"] = [("q01-d1", "nope")]
+    with pytest.raises(InputError, match="shown document 'nope' has no polarisation score"):
+        attach_duo(responses, oracle)
+
+
+# ---- power ------------------------------------------------------------------------------------
+
+
+def test_power_curve_is_alpha_at_zero_effect_and_grows_with_n(oracle):
+    replicates = 2000
+    null = power_curve(
+        oracle, n_values=[200], click_through_rates=[1.0], effect=0.0,
+        n_replicates=replicates, seed=3,
+    )  # fmt: skip
+    low, high = stats.binom.interval(0.999, replicates, ALPHA)
+    assert (null["power"] * replicates).between(low, high).all(), null
+    curve = power_curve(
+        oracle, n_values=[40, 400], click_through_rates=[0.5], effect=0.5,
+        n_replicates=400, seed=4,
+    )  # fmt: skip
+    clicked = curve[curve["behaviour"] == "clicked"].set_index("n")["power"]
+    assert clicked[40] < clicked[400] and clicked[400] > 0.9
+    assert curve.loc[curve["behaviour"] == "all", "n_used"].tolist() == [40.0, 400.0]
+
+
+def test_batched_p_values_equal_the_statsmodels_fit(oracle):
+    from rankbias.analysis.seme import _batched_p_values
+
+    studies = [simulate_study(120, 0.3, table=oracle, click_through=0.4, seed=s) for s in (1, 2)]
+    prior = np.stack([s["prior"].to_numpy() for s in studies])
+    posterior = np.stack([s["posterior"].to_numpy() for s in studies])
+    regressor = np.stack([s["aligned_signed_duo"].to_numpy() for s in studies])
+    clicked = np.stack([(s["n_clicked"] > 0).to_numpy(float) for s in studies])
+    for behaviour, weights in (("all", np.ones_like(clicked)), ("clicked", clicked)):
+        batched = _batched_p_values(prior, posterior, regressor, weights)
+        direct = [fit_seme(s).set_index("behaviour").loc[behaviour, "p_value"] for s in studies]
+        assert np.allclose(batched, direct, rtol=1e-8), behaviour
