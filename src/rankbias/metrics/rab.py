@@ -1,0 +1,99 @@
+"""RaB and ARaB: rank bias and average rank bias (Rekabsaz & Schedl 2020).
+
+Definition (seed 002 Eq. 1–3; ``METRICS.md`` §1).  Each document gets a per-group magnitude
+``mag_g(d)``, in one of four variants:
+
+- ``tc``: ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` (term count);
+- ``tf``: ``ln(1 + M_g(d))`` — the authors' released code, the default TF variant;
+- ``bool``: ``1[M_g(d) > 0]``;
+- ``tf_paper``: ``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` — seed 002 Eq. 2 as printed
+  (``Σ_w log tf(w, d)``; terms absent from ``d`` are left out because ``ln 0`` is undefined).
+  It needs per-term counts.
+
+For query ``q`` and cutoff ``t`` with ``t' = min(t, len(list))``:
+
+``RaB@t(q) = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))``  — positive = male-leaning;
+``ARaB@t(q) = (1/t') Σ_{x=1..t'} RaB@x(q)``.
+
+The group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` (and their averages ``qARaB_g``) are
+returned too.  Seed 002 prints ``mag_f − mag_m``; METRICS fixes the sign as ``m − f`` (the
+released code's), so swapping the two groups flips the sign.  An empty list gives NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankbias.metrics.ranked import at_cutoffs, cutoff_positions
+
+__all__ = ["MAGNITUDES", "document_magnitudes", "rank_bias"]
+
+MAGNITUDES = ("tc", "tf", "bool", "tf_paper")
+
+
+def document_magnitudes(
+    group_counts: np.ndarray, kind: str = "tc", log_tf_sums: np.ndarray | None = None
+) -> np.ndarray:
+    """Per-document group magnitudes ``(n_docs, n_groups)`` of the given ``kind``.
+
+    ``group_counts`` holds ``M_g(d)``; ``log_tf_sums`` (``Σ ln tf`` per group, from
+    :meth:`rankbias.text.DocStats.log_tf_sums`) is needed only for ``tf_paper``.
+    """
+    counts = np.asarray(group_counts, dtype=np.float64)
+    if kind == "tc":
+        return counts
+    if kind == "tf":
+        return np.log1p(counts)
+    if kind == "bool":
+        return (counts > 0).astype(np.float64)
+    if kind == "tf_paper":
+        if log_tf_sums is None:
+            raise ValueError("the tf_paper magnitude needs per-term counts (log_tf_sums)")
+        return np.asarray(log_tf_sums, dtype=np.float64)
+    raise ValueError(f"unknown magnitude {kind!r}; expected one of {MAGNITUDES}")
+
+
+def rank_bias(
+    magnitudes_ranked: np.ndarray,
+    list_lengths: np.ndarray,
+    cutoffs: Sequence[int],
+    female: int = 0,
+    male: int = 1,
+) -> dict[str, np.ndarray]:
+    """RaB, ARaB and their group parts for many queries and cutoffs at once.
+
+    Parameters
+    ----------
+    magnitudes_ranked:
+        ``(n_queries, K, n_groups)``: the magnitudes of the document at each rank; positions at
+        or beyond a list's length are ignored.
+    list_lengths:
+        ``(n_queries,)`` number of documents of each list.
+    cutoffs:
+        The cutoffs ``t``.
+    female, male:
+        Column indices of the two groups.
+
+    Returns
+    -------
+    ``{"rab", "arab", "rab_f", "rab_m", "arab_f", "arab_m"}``, each ``(n_queries, n_cutoffs)``.
+    """
+    mags = np.asarray(magnitudes_ranked, dtype=np.float64)
+    lengths = np.asarray(list_lengths, dtype=np.int64)
+    width = mags.shape[1]
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    series = np.stack([mags[:, :, male] - mags[:, :, female], mags[:, :, female], mags[:, :, male]])
+    series = np.where(valid[None], series, 0.0)
+    ranks = np.arange(1, width + 1, dtype=np.float64)
+    running = np.cumsum(series, axis=2)  # Σ_{i≤x}
+    rab_at = running / ranks  # RaB@x for every x
+    arab_sum = np.cumsum(rab_at, axis=2)  # Σ_{x≤t'} RaB@x
+    depth = cutoff_positions(lengths, cutoffs)
+    safe_depth = np.where(depth == 0, 1, depth)
+    out = {}
+    for j, suffix in enumerate(("", "_f", "_m")):
+        out["rab" + suffix] = at_cutoffs(rab_at[j], depth)
+        out["arab" + suffix] = at_cutoffs(arab_sum[j], depth) / safe_depth
+    return out

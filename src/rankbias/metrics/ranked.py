@@ -1,0 +1,66 @@
+"""Ranked lists as padded matrices, position discounts and cut-off indexing.
+
+Shared by the metric kernels.  A batch of ranked lists is a matrix ``(n_queries, K)`` whose row
+``i`` holds the first ``K`` entries of query ``i``'s list (document rows, or a per-document value
+gathered through them) and ``list_lengths[i]`` says how many of them are real; the rest is
+padding.  ``METRICS.md`` §0: a cutoff ``k`` keeps the first ``k`` documents and a list shorter
+than ``k`` is used as it is, so every measure at cutoff ``k`` reads position
+``min(k, length) - 1`` of a cumulative sum — all cutoffs come from one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["position_discount", "valid_mask", "cutoff_positions", "pad_lists", "at_cutoffs"]
+
+
+def position_discount(n: int) -> np.ndarray:
+    """``v_r = 1 / log2(r + 1)`` for ranks ``r = 1..n`` (METRICS.md §0)."""
+    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+
+
+def valid_mask(list_lengths: np.ndarray, width: int) -> np.ndarray:
+    """``(n_queries, width)`` boolean: position ``j`` holds a real document of the list."""
+    return np.arange(width)[None, :] < np.asarray(list_lengths)[:, None]
+
+
+def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
+    """``(n_queries, n_cutoffs)`` effective depth ``t' = min(k, length)`` of each cutoff."""
+    cut = np.asarray(cutoffs, dtype=np.int64)
+    if cut.ndim != 1 or len(cut) == 0 or (cut < 1).any():
+        raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
+    return np.minimum(cut[None, :], np.asarray(list_lengths, dtype=np.int64)[:, None])
+
+
+def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Read a cumulative ``(n_queries, K, ...)`` array at depth ``t'`` per query and cutoff.
+
+    Returns ``(n_queries, n_cutoffs, ...)``; entries with ``t' = 0`` (empty lists) are NaN.
+    """
+    n_q = cumulative.shape[0]
+    if cumulative.shape[1] == 0:
+        shape = (n_q, depth.shape[1]) + cumulative.shape[2:]
+        return np.full(shape, np.nan)
+    index = np.clip(depth - 1, 0, cumulative.shape[1] - 1)
+    out = cumulative[np.arange(n_q)[:, None], index].astype(np.float64)
+    out[depth == 0] = np.nan
+    return out
+
+
+def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> np.ndarray:
+    """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded.
+
+    Only the first ``width`` entries of each list are kept.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    n = len(lengths)
+    out = np.full((n, width), fill, dtype=np.asarray(values).dtype)
+    owner = np.repeat(np.arange(n), lengths)
+    position = np.arange(len(values)) - np.repeat(offsets[:-1], lengths)
+    keep = position < width
+    out[owner[keep], position[keep]] = np.asarray(values)[keep]
+    return out

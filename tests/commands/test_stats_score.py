@@ -1,0 +1,218 @@
+"""Tests of the ``rankbias stats`` and ``rankbias score`` commands (contract of issue 3)."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLIC = REPO / "../shared/data/public"
+V2 = 1 / math.log2(3)
+
+
+@pytest.fixture
+def terms(tmp_path) -> Path:
+    path = tmp_path / "terms.txt"
+    path.write_text("she,f\nher,f\nhe,m\nhim,m\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def collection(tmp_path) -> Path:
+    path = tmp_path / "collection.tsv"
+    path.write_text(
+        "d1\tHe said he would\nd2\tshe and her sister\nd3\tnothing to see\nd4\tshe told him\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def write_run(path: Path, lines: list[tuple[str, str]]) -> Path:
+    text = "".join(f"{q} Q0 {d} {i + 1} {10 - i} tag\n" for i, (q, d) in enumerate(lines))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_stats_output_by_hand(tmp_path, terms, collection, suffix):
+    out = tmp_path / f"stats{suffix}"
+    assert main(["stats", "--collection", str(collection), "--terms", str(terms),
+                 "--workers", "1", "--out", str(out)]) == 0  # fmt: skip
+    if suffix == ".parquet":
+        frame = pd.read_parquet(out)
+    else:
+        frame = pd.read_csv(out, sep="," if suffix == ".csv" else "\t", dtype={"docid": str})
+    assert list(frame.columns) == ["docid", "length", "f", "m", "neutrality"]
+    assert frame.docid.tolist() == ["d1", "d2", "d3", "d4"]
+    assert frame.length.tolist() == [4, 4, 3, 3]
+    assert frame.f.tolist() == [0, 2, 0, 1] and frame.m.tolist() == [2, 0, 0, 1]
+    # ω: d1 (0,2) -> 0; d2 (2,0) -> 0; d3 -> 1; d4 (1,1) -> 1 − 0 = 1
+    assert frame.neutrality.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_stats_whitespace_tokenizer_and_gzip(tmp_path, terms):
+    path = tmp_path / "c.tsv.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("a\tshe,  he\n")
+    out = tmp_path / "s.csv"
+    assert main(["stats", "--collection", str(path), "--terms", str(terms), "--tokenizer",
+                 "whitespace", "--workers", "1", "--out", str(out)]) == 0  # fmt: skip
+    frame = pd.read_csv(out)
+    # tokens 'she,', '', 'he' -> length 3; 'she,' is not 'she'
+    assert frame.length.tolist() == [3] and frame.f.tolist() == [0] and frame.m.tolist() == [1]
+
+
+def test_stats_default_terms_and_two_workers(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("".join(f"d{i}\tthe queen and the king {i}\n" for i in range(500)))
+    out = tmp_path / "s.parquet"
+    assert main(["stats", "--collection", str(path), "--terms", "default", "--out", str(out)]) == 0
+    frame = pd.read_parquet(out)
+    assert len(frame) == 500 and (frame.f == 1).all() and (frame.m == 1).all()
+    assert (frame.length == 6).all()
+
+
+def test_stats_errors_exit_2(tmp_path, terms, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(b"a\tshe\nb\the \xff\n")
+    out = tmp_path / "s.csv"
+    assert main(["stats", "--collection", str(bad), "--terms", str(terms), "--workers", "1",
+                 "--out", str(out)]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert f"{bad}:2: byte 0xff at byte offset 11" in err
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
+    empty_line = tmp_path / "e.tsv"
+    empty_line.write_text("a\tshe\n\nb\the\n")
+    assert main(["stats", "--collection", str(empty_line), "--terms", str(terms), "--workers",
+                 "1", "--out", str(out)]) == 2  # fmt: skip
+    assert f"{empty_line}:2: found an empty collection line" in capsys.readouterr().err
+    dup_terms = tmp_path / "dup.txt"
+    dup_terms.write_text("she,f\nhe,m\nshe,m\n")
+    assert main(["stats", "--collection", str(bad), "--terms", str(dup_terms),
+                 "--out", str(out)]) == 2  # fmt: skip
+    assert f"{dup_terms}:3: term 'she' (group 'm') is already listed on line 1" in (
+        capsys.readouterr().err
+    )
+    assert main(["stats", "--collection", str(bad), "--terms", str(terms),
+                 "--out", str(tmp_path / "s.xlsx")]) == 2  # fmt: skip
+    assert "unknown suffix '.xlsx'" in capsys.readouterr().err
+
+
+def test_ir_datasets_id_without_the_package(tmp_path, terms, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # importing it now fails
+    code = main(["stats", "--collection", "msmarco-passage", "--terms", str(terms),
+                 "--out", str(tmp_path / "s.csv")])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "collection 'msmarco-passage': no such file, and ir_datasets" in err
+    assert "is not installed" in err
+
+
+def test_score_by_hand_and_missing(tmp_path, terms, collection, capsys):
+    run = write_run(tmp_path / "mysystem.run", [("q1", "d1"), ("q1", "d2"), ("q1", "d3")])
+    out = tmp_path / "scores.csv"
+    args = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(run),
+            "--cutoffs", "2,5", "--metrics", "rab_tc,arab_tc,nfairr,texfair", "--workers", "1",
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    frame = pd.read_csv(out, dtype={"qid": str})
+    assert list(frame.columns) == ["run", "qid", "metric", "cutoff", "value"]
+    assert set(frame.run) == {"mysystem"} and len(frame) == 4 * 2
+    got = frame.set_index(["metric", "cutoff"]).value
+    assert got[("rab_tc", 2)] == 0 and got[("arab_tc", 2)] == 1  # (2 + 0)/2
+    # FaiRR@5 = 0.5 (d3 at rank 3); IFaiRR@5 over the collection = 1 + v2 (d3, d4 neutral)
+    assert got[("nfairr", 5)] == pytest.approx(0.5 / (1 + V2))
+    missing = write_run(tmp_path / "other.run", [("q1", "d1"), ("q1", "zz9"), ("q2", "zz8")])
+    args_missing = args[:6] + [str(missing)] + args[7:]
+    assert main(args_missing) == 2
+    err = capsys.readouterr().err
+    assert "run 'other' names 2 document(s) absent from the collection" in err
+    assert "zz9, zz8" in err or "zz8, zz9" in err
+    assert main(args_missing + ["--missing", "neutral"]) == 0
+    assert "other: 2 retrieved document(s) absent from the collection" in capsys.readouterr().err
+
+
+def test_score_bad_arguments(tmp_path, terms, collection, capsys):
+    run = write_run(tmp_path / "r.run", [("q1", "d1")])
+    base = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(run),
+            "--workers", "1", "--out", str(tmp_path / "o.csv")]  # fmt: skip
+    assert main(base + ["--cutoffs", "5,x"]) == 2
+    assert "--cutoffs '5,x': expected positive integers" in capsys.readouterr().err
+    assert main(base + ["--metrics", "nfair"]) == 2
+    assert "unknown metric 'nfair'" in capsys.readouterr().err
+    bad_run = tmp_path / "bad.run"
+    bad_run.write_text("q1 Q0 d1 1\n")
+    assert main(base[:6] + [str(bad_run)] + base[7:]) == 2
+    assert f"{bad_run}:1:" in capsys.readouterr().err
+
+
+def test_real_runs_through_the_command(tmp_path):
+    if not PUBLIC.is_dir():
+        pytest.skip("public data folder absent")
+    folder = PUBLIC / "cpjku_fairness_retrieval_results/runs/msmarco_passage"
+    runs = [folder / "BM25.run", folder / "tk.run", folder / "bert_L2.run"]
+    docids = sorted({line.split()[2] for p in runs for line in p.read_text().splitlines()})
+    rng = np.random.default_rng(3)
+    words = np.array(["she", "he", "her", "him", "the", "river", "bank", "court", "king"])
+    collection = tmp_path / "generated.tsv"
+    collection.write_text("".join(f"{d}\t{' '.join(rng.choice(words, 25))}\n" for d in docids))
+    public_terms = PUBLIC / "cpjku_fairness_retrieval_results/wordlist_gender_representative.txt"
+    out = tmp_path / "scores.csv"
+    args = ["score", "--collection", str(collection), "--terms", str(public_terms),
+            "--tokenizer", "whitespace", "--background", str(runs[0]), "--metrics", "all",
+            "--out", str(out)]  # fmt: skip
+    for run in runs:
+        args += ["--run", str(run)]
+    assert main(args) == 0
+    frame = pd.read_csv(out, dtype={"qid": str})
+    assert set(frame.run) == {"BM25", "tk", "bert_L2"}
+    assert frame.qid.nunique() == 215  # the QS2 queries
+    assert set(frame.cutoff) == {5, 10, 20}
+    nfairr = frame[frame.metric == "nfairr"].value
+    assert nfairr.notna().all() and (nfairr > 0).all()
+
+
+class FakeDoc:
+    def __init__(self, doc_id, text):
+        self.doc_id, self.text = doc_id, text
+
+
+class FakeCorpus:
+    def has_docs(self):
+        return True
+
+    def docs_iter(self):
+        yield FakeDoc("p1", "She met him\tthere")
+        yield FakeDoc("p2", "nothing\nhere")
+
+
+class FakeIrDatasets:
+    @staticmethod
+    def load(dataset_id):
+        if dataset_id != "fake-corpus":
+            raise KeyError(dataset_id)
+        return FakeCorpus()
+
+
+def test_ir_datasets_id_is_read_through_the_package(tmp_path, terms, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ir_datasets", FakeIrDatasets)
+    out = tmp_path / "s.csv"
+    assert main(["stats", "--collection", "fake-corpus", "--terms", str(terms), "--workers", "1",
+                 "--out", str(out)]) == 0  # fmt: skip
+    frame = pd.read_csv(out)
+    # 'She met him there' (the tab became a space): 4 tokens, f = 1, m = 1; 'nothing here': 2
+    assert frame.to_dict("list") == {
+        "docid": ["p1", "p2"], "length": [4, 2], "f": [1, 0], "m": [1, 0],
+        "neutrality": [1.0, 1.0],
+    }  # fmt: skip
+    assert main(["stats", "--collection", "no-such-corpus", "--terms", str(terms),
+                 "--out", str(out)]) == 2  # fmt: skip
+    assert "not a known ir_datasets id" in capsys.readouterr().err

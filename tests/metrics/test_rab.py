@@ -1,0 +1,109 @@
+"""Tests of rankbias.metrics.rab: magnitudes, RaB, ARaB and their group parts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias.metrics.rab import document_magnitudes, rank_bias
+
+
+def batch(lists):
+    """Pad per-query lists of (f, m) magnitudes into the kernel's (n_q, K, 2) layout."""
+    width = max(len(x) for x in lists)
+    out = np.zeros((len(lists), max(width, 1), 2))
+    for i, docs in enumerate(lists):
+        for j, doc in enumerate(docs):
+            out[i, j] = doc
+    return out, np.array([len(x) for x in lists])
+
+
+def test_magnitude_variants_by_hand():
+    counts = np.array([[0, 3], [2, 0], [1, 1]])
+    np.testing.assert_allclose(document_magnitudes(counts, "tc"), counts)
+    np.testing.assert_allclose(
+        document_magnitudes(counts, "tf"),
+        [[0, math.log(4)], [math.log(3), 0], [math.log(2), math.log(2)]],
+    )
+    np.testing.assert_allclose(document_magnitudes(counts, "bool"), [[0, 1], [1, 0], [1, 1]])
+    log_sums = np.array([[0.0, 1.5], [0.2, 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(document_magnitudes(counts, "tf_paper", log_sums), log_sums)
+    with pytest.raises(ValueError, match="per-term"):
+        document_magnitudes(counts, "tf_paper")
+    with pytest.raises(ValueError, match="unknown magnitude"):
+        document_magnitudes(counts, "idf")
+
+
+def test_rab_and_arab_by_hand():
+    # one list of three documents with (f, m) magnitudes; m − f = 2, −1, 0
+    mags, lengths = batch([[(0, 2), (1, 0), (1, 1)]])
+    out = rank_bias(mags, lengths, cutoffs=[1, 2, 3, 5])
+    # RaB@1 = 2; RaB@2 = (2 − 1)/2 = 0.5; RaB@3 = (2 − 1 + 0)/3 = 1/3; @5 uses t' = 3
+    np.testing.assert_allclose(out["rab"][0], [2, 0.5, 1 / 3, 1 / 3])
+    # ARaB@2 = (2 + 0.5)/2 = 1.25; ARaB@3 = (2 + 0.5 + 1/3)/3
+    np.testing.assert_allclose(
+        out["arab"][0], [2, 1.25, (2 + 0.5 + 1 / 3) / 3, (2 + 0.5 + 1 / 3) / 3]
+    )
+    # group parts: f = 0, 1, 1 -> qRaB_f@3 = 2/3; m = 2, 0, 1 -> qRaB_m@3 = 1
+    np.testing.assert_allclose(out["rab_f"][0, 2], 2 / 3)
+    np.testing.assert_allclose(out["rab_m"][0, 2], 1.0)
+    # qARaB_f@3 = (0/1 + 1/2 + 2/3)/3
+    np.testing.assert_allclose(out["arab_f"][0, 2], (0 + 0.5 + 2 / 3) / 3)
+    np.testing.assert_allclose(out["arab_m"][0, 1], (2 + 1) / 2)  # (2/1 + 2/2)/2
+
+
+def test_tf_variant_by_hand():
+    counts = np.array([[0, 2], [1, 0]])
+    mags = document_magnitudes(counts, "tf")[None]
+    out = rank_bias(mags, np.array([2]), cutoffs=[2])
+    # RaB@2 = ((ln 3 − 0) + (0 − ln 2)) / 2
+    np.testing.assert_allclose(out["rab"][0, 0], (math.log(3) - math.log(2)) / 2)
+
+
+def test_empty_list_is_nan_and_padding_ignored():
+    mags, lengths = batch([[(0, 1)], []])
+    mags[0, 0] = (0, 1)
+    out = rank_bias(mags, lengths, cutoffs=[3])
+    assert out["rab"][0, 0] == 1.0
+    assert np.isnan(out["rab"][1, 0]) and np.isnan(out["arab"][1, 0])
+
+
+def loop_rab(docs, t):
+    """Plain loop of METRICS §1, written independently of the kernel."""
+    tt = min(t, len(docs))
+    rab_at = []
+    for x in range(1, tt + 1):
+        rab_at.append(sum(m - f for f, m in docs[:x]) / x)
+    return rab_at[-1], sum(rab_at) / tt
+
+
+doc_lists = st.lists(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=12),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(lists=doc_lists, cutoffs=st.lists(st.integers(1, 15), min_size=1, max_size=4))
+def test_kernel_equals_loop_and_group_swap_flips_sign(lists, cutoffs):
+    mags, lengths = batch(lists)
+    out = rank_bias(mags, lengths, cutoffs)
+    for i, docs in enumerate(lists):
+        for j, t in enumerate(cutoffs):
+            rab, arab = loop_rab(docs, t)
+            assert out["rab"][i, j] == pytest.approx(rab, abs=1e-12)
+            assert out["arab"][i, j] == pytest.approx(arab, abs=1e-12)
+    swapped = rank_bias(mags[:, :, ::-1], lengths, cutoffs)
+    np.testing.assert_allclose(swapped["rab"], -out["rab"], atol=1e-12)
+    np.testing.assert_allclose(swapped["arab"], -out["arab"], atol=1e-12)
+    np.testing.assert_allclose(swapped["rab_f"], out["rab_m"], atol=1e-12)
+    # bounds: |RaB| ≤ max |m − f| over the list; the boolean variant lies in [−1, 1]
+    bound = max(abs(m - f) for docs in lists for f, m in docs)
+    assert np.all(np.abs(out["rab"]) <= bound + 1e-12)
+    boolean = rank_bias(document_magnitudes(mags, "bool"), lengths, cutoffs)
+    assert np.all(np.abs(boolean["arab"]) <= 1 + 1e-12)

@@ -1,0 +1,207 @@
+"""Tests of rankbias.metrics.texfair: term exposure, p(g|q,k), RBDF, TED, TExFAIR, AWRF."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias.lexicon import default_lexicon
+from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
+from rankbias.metrics.texfair import (
+    awrf,
+    distribution_distance,
+    max_ted,
+    term_exposure,
+    term_exposure_family,
+)
+from rankbias.text import document_stats
+
+V2, V3, V4 = 1 / math.log2(3), 1 / math.log2(4), 1 / math.log2(5)
+
+# Seed 003, Fig. 1: "who is the best football player"; the passages as printed.
+FIG1_LEFT = [
+    "currently he plays for Ligue 1 club Paris Saint-Germain",
+    "she previously played for Espanyol and Levante",
+    "She became the first player in the history of the league",
+    "he returned to Manchester United in 2021 after 12 years",
+]
+FIG1_RIGHT = [
+    "currently he plays for Ligue 1 club Paris Saint-Germain",
+    "He is Real Madrid's all-time top goalscorer, scoring 451",
+    "he was named the Ligue 1 Player of the Year, selected to",
+    "he returned to Manchester United in 2021 after 12 years",
+]
+
+
+def ranked(docs):
+    """(f, m, length) per rank for several lists -> kernel arrays."""
+    width = max(max(len(d) for d in docs), 1)
+    counts = np.zeros((len(docs), width, 2))
+    lengths = np.zeros((len(docs), width))
+    for i, lst in enumerate(docs):
+        for j, (f, m, n) in enumerate(lst):
+            counts[i, j] = (f, m)
+            lengths[i, j] = n
+    return counts, lengths, np.array([len(d) for d in docs])
+
+
+def test_seed003_figure1_nfairr_zero_texfair_separates():
+    texts = FIG1_LEFT + FIG1_RIGHT[1:3] + ["the match ended in a draw"]
+    stats = document_stats(texts, default_lexicon())
+    # tokens: left 10, 7, 11, 10; right's new passages 11 ("he is real madrid s all time top
+    # goalscorer scoring 451") and 12 ("he was named the ligue 1 player of the year selected to")
+    assert stats.lengths.tolist() == [10, 7, 11, 10, 11, 12, 6]
+    assert stats.group_counts.tolist() == [[0, 1], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 0]]
+    rows = np.array([[0, 1, 2, 3], [0, 4, 5, 3]])
+    counts, lengths = stats.group_counts[rows], stats.lengths[rows]
+    # Each passage is "completely biased to one group" (ω = 0) only if one term exceeds τ:
+    # the printed excerpts hold a single pronoun each, so τ = 0 reproduces the figure.
+    omega = neutrality(stats.group_counts, tau=0)
+    assert omega.tolist() == [0, 0, 0, 0, 0, 0, 1]
+    f = fairr_at_cutoffs(omega[rows], np.array([4, 4]), [4])
+    n = nfairr(f, ideal_fairr_collection(omega, [4]))
+    assert n.tolist() == [[0.0], [0.0]]  # NFaiRR = 0 for both lists
+    out = term_exposure_family(counts, lengths, np.array([4, 4]), [4])
+    te_m = 1 / 10 * 1 + 1 / 10 * V4  # 'he' in passages 1 and 4 (10 tokens each)
+    te_f = 1 / 7 * V2 + 1 / 11 * V3  # 'she' in passages 2 (7 tokens) and 3 (11 tokens)
+    p_m = te_m / (te_m + te_f)  # = 0.5134...
+    np.testing.assert_allclose(out["p"][0, 0], [1 - p_m, p_m])
+    np.testing.assert_allclose(out["rbdf"][:, 0], [1, 1])  # every passage is representative
+    np.testing.assert_allclose(out["texfair"][0, 0], 1 - 2 * abs(p_m - 0.5))  # ≈ 0.973
+    np.testing.assert_allclose(out["texfair"][1, 0], 0.0)  # all exposure on 'm'
+    assert out["texfair"][0, 0] > 0.97 and out["texfair"][1, 0] == 0
+    # AWRF: a = (0,1), (1,0), (1,0), (0,1) -> E_f = v2 + v3 of 1 + v2 + v3 + v4
+    e_f = (V2 + V3) / (1 + V2 + V3 + V4)
+    np.testing.assert_allclose(awrf(counts, np.array([4, 4]), [4])[:, 0], [2 * abs(e_f - 0.5), 1])
+
+
+def test_rbdf_ted_by_hand():
+    # ranks: (f=1, m=0, |d|=4), (0, 0, 5), (0, 2, 8)
+    counts, lengths, n = ranked([[(1, 0, 4), (0, 0, 5), (0, 2, 8)]])
+    out = term_exposure_family(counts, lengths, n, [1, 2, 3])
+    # RBDF@3 = (1 + 0.5) / (1 + v2 + 0.5); @2 = 1 / (1 + v2); @1 = 1
+    np.testing.assert_allclose(out["rbdf"][0], [1, 1 / (1 + V2), 1.5 / (1 + V2 + 0.5)])
+    # TE_f = 1/4; TE_m@3 = 2/8 · 0.5 = 1/8 -> p = (2/3, 1/3); Σ|p − 1/2| = 1/3
+    np.testing.assert_allclose(out["p"][0, 2], [2 / 3, 1 / 3])
+    np.testing.assert_allclose(out["ted"][0, 2], (1 / 3) * 1.5 / (1 + V2 + 0.5))
+    np.testing.assert_allclose(out["texfair"][0, 2], 1 - (1 / 3) * 1.5 / (1 + V2 + 0.5))
+    np.testing.assert_allclose(out["texfair_norbdf"][0, 2], 1 - 1 / 3)
+    # @1 and @2: only 'f' exposure -> Σ|p − 1/2| = 1; TED@2 = RBDF@2
+    np.testing.assert_allclose(out["ted"][0, :2], [1, 1 / (1 + V2)])
+
+
+def test_no_group_term_conventions():
+    counts, lengths, n = ranked([[(0, 0, 3), (0, 0, 7)], []])
+    out = term_exposure_family(counts, lengths, n, [2])
+    assert out["rbdf"][0, 0] == 0 and out["ted"][0, 0] == 0 and out["texfair"][0, 0] == 1
+    assert np.isnan(out["texfair_norbdf"][0, 0]) and np.isnan(out["p"][0, 0]).all()
+    assert awrf(counts, n, [2])[0, 0] == 0  # every document aligned 1/2, 1/2
+    for key in ("rbdf", "ted", "texfair", "texfair_norbdf"):
+        assert np.isnan(out[key][1, 0])  # the empty list
+
+
+def test_zero_length_document_contributes_nothing():
+    counts, lengths, n = ranked([[(0, 0, 0), (1, 0, 2)]])
+    out = term_exposure_family(counts, lengths, n, [2])
+    np.testing.assert_allclose(out["p"][0, 0], [1, 0])
+
+
+def test_three_groups_and_targets():
+    assert max_ted([0.5, 0.25, 0.25]) == 1.5  # 2 (1 − 0.25)
+    counts = np.array([[[0.0, 0.0, 2.0]]])
+    out = term_exposure_family(counts, np.array([[4.0]]), np.array([1]), [1], [0.5, 0.25, 0.25])
+    # p = (0, 0, 1): TED = 0.5 + 0.25 + 0.75 = 1.5 = max -> TExFAIR = 0
+    np.testing.assert_allclose(out["ted"][0, 0], 1.5)
+    np.testing.assert_allclose(out["texfair"][0, 0], 0.0)
+    with pytest.raises(ValueError, match="targets"):
+        term_exposure_family(counts, np.array([[4.0]]), np.array([1]), [1], [0.5, 0.5])
+
+
+def test_distances_by_hand():
+    p, q = np.array([0.75, 0.25]), np.array([0.5, 0.5])
+    assert distribution_distance(p, q, "l1") == pytest.approx(0.5)
+    assert distribution_distance(p, q, "l2") == pytest.approx(math.sqrt(2 * 0.25**2))
+    kl = 0.75 * math.log(1.5) + 0.25 * math.log(0.5)
+    assert distribution_distance(p, q, "kl") == pytest.approx(kl)
+    m = (0.625, 0.375)
+    jsd = 0.5 * (0.75 * math.log2(0.75 / m[0]) + 0.25 * math.log2(0.25 / m[1])) + 0.5 * (
+        0.5 * math.log2(0.5 / m[0]) + 0.5 * math.log2(0.5 / m[1])
+    )
+    assert distribution_distance(p, q, "jsd") == pytest.approx(jsd)
+    with pytest.raises(ValueError, match="unknown distance"):
+        distribution_distance(p, q, "cosine")
+
+
+def loop_p(docs, k):
+    """p(g|q,k) by summing term exposure document by document (independent of the kernel)."""
+    exposure = [0.0, 0.0]
+    for r, (f, m, n) in enumerate(docs[:k], start=1):
+        if n:
+            exposure[0] += f / n / math.log(r + 1)  # natural log: the base cancels in p
+            exposure[1] += m / n / math.log(r + 1)
+    total = sum(exposure)
+    return None if total == 0 else [e / total for e in exposure]
+
+
+doc = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 6)).map(
+    lambda t: (t[0], t[1], t[0] + t[1] + t[2])
+)
+lists = st.lists(st.lists(doc, min_size=1, max_size=10), min_size=1, max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(lists=lists, cutoffs=st.lists(st.integers(1, 12), min_size=1, max_size=3))
+def test_properties(lists, cutoffs):
+    counts, lengths, n = ranked(lists)
+    out = term_exposure_family(counts, lengths, n, cutoffs)
+    for i, docs in enumerate(lists):
+        for j, k in enumerate(cutoffs):
+            expected = loop_p(docs, k)
+            if expected is None:
+                assert np.isnan(out["p"][i, j]).all() and out["texfair"][i, j] == 1
+            else:
+                np.testing.assert_allclose(out["p"][i, j], expected, atol=1e-12)
+    # bounds
+    for key in ("texfair", "rbdf"):
+        assert np.all((out[key] >= -1e-12) & (out[key] <= 1 + 1e-12))
+    dist = awrf(counts, n, cutoffs)
+    assert np.all((dist >= -1e-12) & (dist <= 1 + 1e-12))
+    # swapping the groups leaves TExFAIR, RBDF and AWRF unchanged and swaps p
+    swapped = term_exposure_family(counts[:, :, ::-1], lengths, n, cutoffs)
+    np.testing.assert_allclose(swapped["texfair"], out["texfair"], atol=1e-12)
+    np.testing.assert_allclose(swapped["p"], out["p"][:, :, ::-1], atol=1e-12)
+    np.testing.assert_allclose(awrf(counts[:, :, ::-1], n, cutoffs), dist, atol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(lists=lists, extra=st.lists(st.integers(1, 9), min_size=1, max_size=5))
+def test_appending_documents_without_group_terms(lists, extra):
+    counts, lengths, n = ranked(lists)
+    longer = [docs + [(0, 0, e) for e in extra] for docs in lists]
+    counts2, lengths2, n2 = ranked(longer)
+    for i, docs in enumerate(lists):
+        k, k2 = len(docs), len(docs) + len(extra)
+        before = term_exposure_family(counts[i : i + 1], lengths[i : i + 1], n[i : i + 1], [k])
+        after = term_exposure_family(counts2[i : i + 1], lengths2[i : i + 1], n2[i : i + 1], [k2])
+        np.testing.assert_allclose(after["p"], before["p"], atol=1e-12)  # NaN == NaN here
+        if before["rbdf"][0, 0] > 0:
+            assert after["rbdf"][0, 0] < before["rbdf"][0, 0]
+        else:
+            assert after["rbdf"][0, 0] == 0
+
+
+def test_term_exposure_by_hand_and_sums_to_group_exposure():
+    # terms (she, her | he): doc 1 |d| = 5 with she×2, he×1; doc 2 |d| = 4 with her×1
+    tf = np.array([[[2.0, 0.0, 1.0], [0.0, 1.0, 0.0]]])
+    lengths = np.array([[5.0, 4.0]])
+    te = term_exposure(tf, lengths, np.array([2]), [1, 2])
+    np.testing.assert_allclose(te[0, 0], [2 / 5, 0, 1 / 5])  # rank 1: v1 = 1
+    np.testing.assert_allclose(te[0, 1], [2 / 5, 1 / 4 * V2, 1 / 5])  # rank 2: v2 = 1/log2 3
+    groups = np.stack([tf[:, :, :2].sum(axis=2), tf[:, :, 2]], axis=2)  # f = she + her, m = he
+    family = term_exposure_family(groups, lengths, np.array([2]), [1, 2])
+    np.testing.assert_allclose(family["exposure"][0], [[2 / 5, 1 / 5], [2 / 5 + V2 / 4, 1 / 5]])
+    np.testing.assert_allclose(te[..., :2].sum(axis=2), family["exposure"][..., 0])

@@ -1,0 +1,190 @@
+"""Tests of rankbias.lexicon: reading word lists and pairs, errors, subsampling."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankbias.errors import InputError
+from rankbias.lexicon import (
+    Lexicon,
+    default_lexicon,
+    default_pairs_path,
+    read_lexicon,
+    read_pairs,
+    subsample,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC = REPO / "../shared/data/public"
+
+
+def write(tmp_path: Path, text: str, name: str = "terms.txt") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_read_lexicon_groups_terms_and_lowercase(tmp_path):
+    path = write(tmp_path, "she,f\nHe,m\nwoman,f\nman, m \n")
+    lex = read_lexicon(path)
+    assert lex.groups == ("f", "m")
+    assert lex.terms_of("f") == ("she", "woman")
+    assert lex.terms_of("m") == ("he", "man")  # 'He' lower-cased, ' m ' stripped
+    assert dict(lex.term_to_group) == {"she": "f", "he": "m", "woman": "f", "man": "m"}
+    assert lex.pairs is None
+    assert list(lex.group_index()) == [0, 0, 1, 1]  # terms: she, woman | he, man
+
+
+def test_lexicon_is_immutable(tmp_path):
+    lex = read_lexicon(write(tmp_path, "she,f\nhe,m\n"))
+    with pytest.raises(TypeError):
+        lex.term_to_group["x"] = "f"
+    with pytest.raises(AttributeError):
+        lex.groups = ("a", "b")
+
+
+def test_three_groups_and_caller_order(tmp_path):
+    path = write(tmp_path, "she,f\nhe,m\nthey,n\n")
+    assert read_lexicon(path).groups == ("f", "m", "n")
+    assert read_lexicon(path, groups=("n", "m", "f")).groups == ("n", "m", "f")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("she,f\nhe,m,x\n", 2, "found 3 column(s)"),
+        ("she,f\nhe\n", 2, "found 1 column(s)"),
+        ("she,f\n,m\n", 2, "empty term"),
+        ("she,f\nhe,m\nshe,f\n", 3, "already listed on line 1"),
+        (
+            "she,f\nhe,m\nShe,m\n",
+            3,
+            "term 'she' (group 'm') is already listed on line 1 (group 'f')",
+        ),
+        ("she,f\n\nhe,m\n", 2, "found 1 column(s)"),
+    ],
+)
+def test_read_lexicon_errors_name_file_and_line(tmp_path, text, line, fragment):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        read_lexicon(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}:"), message
+    assert fragment in message
+
+
+def test_unknown_group_label_when_groups_given(tmp_path):
+    path = write(tmp_path, "she,f\nhe,m\nthey,x\n")
+    with pytest.raises(InputError, match=re.escape(f"{path}:3: unknown group label 'x'")):
+        read_lexicon(path, groups=("f", "m"))
+
+
+def test_fewer_than_two_groups(tmp_path):
+    path = write(tmp_path, "she,f\nwoman,f\n")
+    with pytest.raises(InputError, match="expected at least 2"):
+        read_lexicon(path)
+    with pytest.raises(InputError, match=r"group\(s\) \['m'\] have no terms"):
+        read_lexicon(path, groups=("f", "m"))
+
+
+def test_non_utf8_word_list(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"she,f\nh\xe9,m\n")
+    with pytest.raises(InputError, match=re.escape(f"{path}:2: byte 0xe9 is not UTF-8")):
+        read_lexicon(path)
+
+
+def test_default_pairs_file_contract():
+    pairs = read_pairs(default_pairs_path())
+    terms = [t for pair in pairs for t in pair]
+    assert 80 <= len(pairs) <= 120
+    assert len(terms) == len(set(terms))  # every term once
+    assert all(re.fullmatch(r"[a-z]+", t) for t in terms)  # single tokens for both tokenisers
+    assert ("her", "him") in pairs and ("hers", "his") in pairs  # the documented 'her' rule
+    assert ("she", "he") in pairs and ("queen", "king") in pairs
+    lex = default_lexicon()
+    assert lex.groups == ("f", "m")
+    assert lex.pairs == pairs
+    assert len(lex.terms_of("f")) == len(lex.terms_of("m")) == len(pairs)
+    assert lex.term_to_group["actress"] == "f" and lex.term_to_group["actor"] == "m"
+
+
+def test_read_pairs_errors(tmp_path):
+    with pytest.raises(InputError, match=":1: expected the header 'female,male'"):
+        read_pairs(write(tmp_path, "she,he\n"))
+    path = write(tmp_path, "female,male\nshe,he\nher,he\n")
+    with pytest.raises(
+        InputError, match=re.escape(f"{path}:3: term 'he' is already listed on line 2")
+    ):
+        read_pairs(path)
+    path = write(tmp_path, "female,male\nshe\n")
+    with pytest.raises(InputError, match=re.escape(f"{path}:2: found 1 column(s)")):
+        read_pairs(path)
+
+
+def test_public_lists_read_when_present():
+    if not PUBLIC.is_dir():
+        pytest.skip("public data folder absent")
+    specific = read_lexicon(PUBLIC / "rekabsaz_genderbias_ir/wordlist_genderspecific.txt")
+    assert specific.groups == ("f", "m")
+    assert len(specific) == 64  # 63 newline-terminated lines + a last line without newline
+    assert "she" in specific.terms_of("f") and "he" in specific.terms_of("m")
+    representative = read_lexicon(
+        PUBLIC / "cpjku_fairness_retrieval_results/wordlist_gender_representative.txt"
+    )
+    assert len(representative.terms_of("f")) == len(representative.terms_of("m")) == 163
+    assert "willie" in representative.terms_of("m")  # capitalised names are lower-cased
+
+
+def brute_force_sizes(lex: Lexicon, fraction: float) -> dict[str, int]:
+    return {g: max(1, int(round(fraction * len(lex.terms_of(g))))) for g in lex.groups}
+
+
+@pytest.mark.parametrize("fraction", [0.25, 0.5, 0.75, 1.0])
+def test_subsample_stratified_sizes_and_subset(fraction):
+    lex = default_lexicon()  # 101 terms per group
+    sub = subsample(lex, fraction, seed=7)
+    expected = {0.25: 25, 0.5: 50, 0.75: 76, 1.0: 101}[fraction]  # round(f * 101)
+    assert {g: len(sub.terms_of(g)) for g in sub.groups} == {"f": expected, "m": expected}
+    assert brute_force_sizes(lex, fraction) == {"f": expected, "m": expected}
+    assert set(sub.term_to_group.items()) <= set(lex.term_to_group.items())
+    assert all(p[0] in sub and p[1] in sub for p in sub.pairs)
+
+
+def test_subsample_reproducible_and_seed_dependent():
+    lex = default_lexicon()
+    a = subsample(lex, 0.5, seed=1)
+    b = subsample(lex, 0.5, seed=1)
+    c = subsample(lex, 0.5, seed=2)
+    assert a.terms == b.terms
+    assert a.terms != c.terms
+
+
+def test_subsample_keeps_at_least_one_per_group(tmp_path):
+    lex = read_lexicon(write(tmp_path, "she,f\nhe,m\nhim,m\nhis,m\n"))
+    sub = subsample(lex, 0.1, seed=0)  # round(0.1 * 1) = 0 -> 1; round(0.1 * 3) = 0 -> 1
+    assert len(sub.terms_of("f")) == 1 and len(sub.terms_of("m")) == 1
+
+
+def test_subsample_pooled_draws_from_all_terms():
+    lex = default_lexicon()
+    sub = subsample(lex, 0.5, seed=3, stratified=False)
+    assert len(sub) == round(0.5 * 202)
+
+
+def test_subsample_rejects_bad_fraction():
+    with pytest.raises(ValueError, match="fraction"):
+        subsample(default_lexicon(), 0.0, seed=0)
+    with pytest.raises(ValueError, match="fraction"):
+        subsample(default_lexicon(), 1.5, seed=0)
+
+
+def test_subsample_uses_numpy_generator():
+    lex = default_lexicon()
+    rng = np.random.default_rng(11)
+    expected_f = sorted(lex.terms_of("f")[i] for i in rng.choice(101, size=50, replace=False))
+    assert list(subsample(lex, 0.5, seed=11).terms_of("f")) == expected_f

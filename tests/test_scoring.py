@@ -1,0 +1,222 @@
+"""Tests of rankbias.scoring: the tidy table, missing documents, empty queries, backgrounds."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias.errors import InputError
+from rankbias.lexicon import Lexicon, default_lexicon
+from rankbias.runs import Run, read_run
+from rankbias.scoring import score_runs
+from rankbias.text import document_stats
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC = REPO / "../shared/data/public"
+V2 = 1 / math.log2(3)
+LEX = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
+SWAPPED = Lexicon.from_mapping({"she": "m", "her": "m", "he": "f", "him": "f"})
+TEXTS = {
+    "d1": "he said he would",  # m = 2, |d| = 4
+    "d2": "she and her sister",  # f = 2, |d| = 4
+    "d3": "nothing to see",  # no terms, |d| = 3
+    "d4": "she told him",  # f = 1, m = 1, |d| = 3
+}
+
+
+def make_run(lists: dict[str, list[str]], name: str = "run") -> Run:
+    rows = [(q, d, float(len(docs) - i)) for q, docs in lists.items() for i, d in enumerate(docs)]
+    return Run.from_frame(pd.DataFrame(rows, columns=["qid", "docid", "score"]), name)
+
+
+def stats_of(texts: dict[str, str], lexicon=LEX, **kw):
+    return document_stats(list(texts.values()), lexicon, docids=list(texts), **kw)
+
+
+def value(frame, metric, cutoff, qid="q1", run="run"):
+    sel = frame[(frame.metric == metric) & (frame.cutoff == cutoff) & (frame.qid == qid)]
+    sel = sel[sel.run == run]
+    assert len(sel) == 1
+    return float(sel.value.iloc[0])
+
+
+def test_tidy_table_by_hand():
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d4"]})
+    frame = score_runs(run, stats_of(TEXTS), cutoffs=[2, 5])
+    assert list(frame.columns) == ["run", "qid", "metric", "cutoff", "value"]
+    assert len(frame) == 2 * 13 * 2  # queries × default metrics × cutoffs
+    # q1 @2: m − f = 2, −2 -> RaB = 0; ARaB = (2 + 0)/2 = 1
+    assert value(frame, "rab_tc", 2) == 0 and value(frame, "arab_tc", 2) == 1
+    # ω: d1 = 0, d2 = 0, d3 = 1 -> FaiRR@5 (3 docs) = 0 + 0 + 1·0.5
+    assert value(frame, "fairr", 5) == pytest.approx(0.5)
+    # collection background: ω sorted 1 (d3), 1 (d4: (1,1) balanced), 0, 0 -> IFaiRR@5 = 1 + v2
+    assert value(frame, "nfairr", 5) == pytest.approx(0.5 / (1 + V2))
+    # TE_m = 2/4, TE_f = 2/4 · v2 -> p_m = 1/(1 + v2); RBDF@5 = (1 + v2)/(1 + v2 + 0.5)
+    p_m = 1 / (1 + V2)
+    rbdf = (1 + V2) / (1 + V2 + 0.5)
+    assert value(frame, "rbdf", 5) == pytest.approx(rbdf)
+    assert value(frame, "texfair", 5) == pytest.approx(1 - 2 * abs(p_m - 0.5) * rbdf)
+    assert value(frame, "texfair_norbdf", 5) == pytest.approx(1 - 2 * abs(p_m - 0.5))
+    # q2: one balanced document -> RaB 0, TExFAIR 1, NFaiRR@2 = 1 / (1 + v2)
+    assert value(frame, "rab_tc", 2, "q2") == 0 and value(frame, "texfair", 2, "q2") == 1
+    assert value(frame, "nfairr", 2, "q2") == pytest.approx(1 / (1 + V2))
+    assert frame.attrs["missing_documents"] == {"run": 0}
+    assert frame.attrs["empty_queries"] == {"run": []}
+
+
+def test_background_run_and_group_parts():
+    run = make_run({"q1": ["d1", "d2"]})
+    background = make_run({"q1": ["d1", "d2", "d4"], "q2": ["d3"]}, "bm25")
+    frame = score_runs(
+        run, stats_of(TEXTS), ["nfairr", "ifairr", "rab_bool_f", "arab_tf_m"], [2], background
+    )
+    # background ω: d4 = 1, d1 = 0, d2 = 0 -> IFaiRR@2 = 1; FaiRR = 0 -> NFaiRR = 0
+    assert value(frame, "ifairr", 2) == 1 and value(frame, "nfairr", 2) == 0
+    assert value(frame, "rab_bool_f", 2) == 0.5  # (0 + 1)/2
+    assert value(frame, "arab_tf_m", 2) == pytest.approx((math.log(3) + math.log(3) / 2) / 2)
+    with pytest.raises(InputError, match="background run 'bm25' has no documents for 1"):
+        score_runs(make_run({"q9": ["d1"]}), stats_of(TEXTS), ["nfairr"], [2], background)
+
+
+def test_tf_paper_variant_needs_per_term_counts():
+    texts = {"a": "he he he him she", "b": "her"}
+    run = make_run({"q1": ["a", "b"]})
+    frame = score_runs(run, stats_of(texts, per_term=True), ["rab_tf_paper", "rab_tf"], [1])
+    # paper: m = ln 3 (he×3) + ln 1 (him) = ln 3, f = ln 1 = 0 -> RaB@1 = ln 3
+    assert value(frame, "rab_tf_paper", 1) == pytest.approx(math.log(3))
+    # released code: ln(1 + 4) − ln(1 + 1)
+    assert value(frame, "rab_tf", 1) == pytest.approx(math.log(5) - math.log(2))
+    with pytest.raises(ValueError, match="per_term"):
+        score_runs(run, stats_of(texts), ["rab_tf_paper"], [1])
+
+
+def test_missing_documents_error_and_neutral_option():
+    run = make_run({"q1": ["d1", "x1", "x2"], "q2": ["x1", "d2"]})
+    with pytest.raises(InputError) as info:
+        score_runs(run, stats_of(TEXTS))
+    message = str(info.value)
+    assert (
+        "run 'run' names 2 document(s) absent from the collection (3 retrieved row(s))" in message
+    )
+    assert "x1, x2" in message
+    frame = score_runs(run, stats_of(TEXTS), ["fairr", "rbdf", "rab_tc"], [3], missing="neutral")
+    assert frame.attrs["missing_documents"] == {"run": 3}
+    # q1: d1 ω = 0, x1 and x2 count as neutral -> FaiRR@3 = v2 + 0.5
+    assert value(frame, "fairr", 3) == pytest.approx(V2 + 0.5)
+    # they carry no group terms: RBDF@3 = 1/(1 + v2 + 0.5); RaB@3 = 2/3
+    assert value(frame, "rbdf", 3) == pytest.approx(1 / (1 + V2 + 0.5))
+    assert value(frame, "rab_tc", 3) == pytest.approx(2 / 3)
+
+
+def test_empty_queries_are_reported():
+    run = Run(
+        name="run",
+        qids=np.array(["q1", "q2"], dtype=object),
+        offsets=np.array([0, 0, 1], dtype=np.int64),
+        docids=np.array(["d1"], dtype=object),
+        scores=np.array([1.0]),
+    )
+    with pytest.raises(
+        InputError, match=r"run 'run': 1 query\(ies\) have no retrieved documents, e.g. q1"
+    ):
+        score_runs(run, stats_of(TEXTS))
+    frame = score_runs(run, stats_of(TEXTS), ["texfair", "nfairr", "rab_tc"], [2], empty="nan")
+    assert frame.attrs["empty_queries"] == {"run": ["q1"]}
+    assert frame[frame.qid == "q1"].value.isna().all()
+    assert frame[frame.qid == "q2"].value.notna().all()
+    assert frame.attrs["undefined_values"] == {("run", "nfairr"): 1, ("run", "rab_tc"): 1,
+                                               ("run", "texfair"): 1}  # fmt: skip
+
+
+def test_bad_parameters():
+    run = make_run({"q1": ["d1"]})
+    with pytest.raises(ValueError, match="unknown metric 'nfair'"):
+        score_runs(run, stats_of(TEXTS), ["nfair"])
+    three = Lexicon.from_mapping({"she": "f", "he": "m", "they": "n"})
+    with pytest.raises(InputError, match="exactly two groups"):
+        score_runs(run, stats_of(TEXTS, three), ["rab_tc"])
+    # the other families work with three groups
+    frame = score_runs(run, stats_of(TEXTS, three), ["texfair", "nfairr", "awrf"], [1])
+    assert frame.value.notna().all()
+    with pytest.raises(InputError, match="share a name"):
+        score_runs([run, run], stats_of(TEXTS))
+
+
+def test_seed003_figure1_end_to_end():
+    texts = {
+        "p1": "currently he plays for Ligue 1 club Paris Saint-Germain",
+        "p2": "she previously played for Espanyol and Levante",
+        "p3": "She became the first player in the history of the league",
+        "p4": "he returned to Manchester United in 2021 after 12 years",
+        "p5": "He is Real Madrid's all-time top goalscorer, scoring 451",
+        "p6": "he was named the Ligue 1 Player of the Year, selected to",
+        "p7": "the match ended in a draw",
+    }
+    left = make_run({"q": ["p1", "p2", "p3", "p4"]}, "left")
+    right = make_run({"q": ["p1", "p5", "p6", "p4"]}, "right")
+    frame = score_runs([left, right], stats_of(texts, default_lexicon()), ["nfairr", "texfair"],
+                       [4], tau=0)  # fmt: skip
+    assert value(frame, "nfairr", 4, "q", "left") == value(frame, "nfairr", 4, "q", "right") == 0
+    te_m, te_f = 0.1 + 0.1 / math.log2(5), V2 / 7 + 0.5 / 11
+    assert value(frame, "texfair", 4, "q", "left") == pytest.approx(
+        1 - 2 * abs(te_m / (te_m + te_f) - 0.5)
+    )
+    assert value(frame, "texfair", 4, "q", "right") == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    order=st.permutations(["d1", "d1b", "d2", "d3", "d4"]),
+    swap=st.booleans(),
+)
+def test_permuting_equal_documents_and_swapping_groups(order, swap):
+    texts = dict(TEXTS, d1b=TEXTS["d1"])  # d1 and d1b have equal statistics
+    metrics = ["rab_tc", "arab_tf", "nfairr", "texfair", "awrf"]
+    base = list(order)
+    twin = [{"d1": "d1b", "d1b": "d1"}.get(d, d) for d in base]
+    a = score_runs(make_run({"q": base}), stats_of(texts), metrics, [2, 5])
+    b = score_runs(make_run({"q": twin}), stats_of(texts), metrics, [2, 5])
+    pd.testing.assert_frame_equal(a, b)
+    if swap:  # the same text with the groups' terms exchanged
+        c = score_runs(make_run({"q": base}), stats_of(texts, SWAPPED), metrics, [2, 5])
+        signed = a.metric.isin(["rab_tc", "arab_tf"])
+        np.testing.assert_allclose(c.value[signed], -a.value[signed], atol=1e-12)
+        np.testing.assert_allclose(c.value[~signed], a.value[~signed], atol=1e-12)
+
+
+def public_runs(folder: str) -> list[Path]:
+    if not PUBLIC.is_dir():
+        pytest.skip("public data folder absent")
+    return sorted((PUBLIC / "cpjku_fairness_retrieval_results/runs" / folder).glob("*.run"))
+
+
+@pytest.mark.parametrize("folder", ["msmarco_passage", "trecdl2019_passage"])
+def test_real_runs_score_end_to_end(folder):
+    runs = [read_run(p) for p in public_runs(folder)]
+    assert len(runs) == 10
+    docids = sorted(set(np.concatenate([r.docids for r in runs]).tolist()))
+    rng = np.random.default_rng(2024)
+    lexicon = default_lexicon()
+    vocab = np.array(["the", "of", "player", "water", "price", "city", "law", "game"])
+    terms = np.array(lexicon.terms)
+    texts = [
+        " ".join(np.concatenate([rng.choice(vocab, 20), rng.choice(terms, rng.integers(0, 4))]))
+        for _ in docids
+    ]
+    stats = document_stats(texts, lexicon, docids=docids)
+    metrics = ["arab_tc", "nfairr", "texfair", "awrf", "texfair_norbdf"]
+    frame = score_runs(runs, stats, metrics, [5, 10, 20], background=runs[0])
+    n_queries = sum(len(r.qids) for r in runs)
+    assert len(frame) == n_queries * 5 * 3
+    assert set(frame.run) == {p.stem for p in public_runs(folder)}
+    assert frame.attrs["missing_documents"][runs[0].name] == 0
+    defined = frame[frame.metric.isin(["texfair", "awrf", "arab_tc"])]
+    assert defined.value.notna().all()
+    tex = frame[frame.metric == "texfair"].value
+    assert ((tex >= 0) & (tex <= 1)).all()

@@ -1,0 +1,247 @@
+"""Tests of rankbias.text: tokenisers, vectorised statistics, the streamed collection reader."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias.errors import InputError
+from rankbias.lexicon import Lexicon, default_lexicon
+from rankbias.text import (
+    document_stats,
+    read_collection_stats,
+    tokenize,
+    unmatchable_terms,
+)
+
+LEX = Lexicon.from_mapping(
+    {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m"}
+)
+
+
+def loop_stats(texts, lexicon, tokenizer):
+    """The plain per-document loop the vectorised code must equal (independent of rankbias)."""
+    lengths, counts, per_term = [], [], []
+    for text in texts:
+        if tokenizer == "default":
+            tokens = re.findall(r"[^\W_]+", text.lower())
+        else:
+            tokens = text.lower().split(" ")
+        tf = Counter(tokens)
+        lengths.append(len(tokens))
+        counts.append([sum(tf[t] for t in lexicon.terms_of(g)) for g in lexicon.groups])
+        per_term.append([tf[t] for t in lexicon.terms])
+    return np.array(lengths), np.array(counts).reshape(-1, len(lexicon.groups)), np.array(per_term)
+
+
+def test_default_tokenizer_examples():
+    assert tokenize("She said: HE's 2nd_best!") == ["she", "said", "he", "s", "2nd", "best"]
+    assert tokenize("Königin und König") == ["königin", "und", "könig"]
+    assert tokenize("he2 he-she") == ["he2", "he", "she"]
+
+
+def test_whitespace_tokenizer_is_split_on_single_spaces():
+    assert tokenize("She  said, HE", "whitespace") == ["she", "", "said,", "he"]
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        tokenize("x", "words")
+
+
+def test_document_stats_by_hand():
+    texts = ["She met him; he, she and HER man.", "nothing here", "Señora y señor, she_he"]
+    stats = document_stats(texts, LEX, per_term=True, docids=["a", "b", "c"])
+    # doc a: she met him he she and her man -> 8 tokens; f: she, she, her = 3; m: him, he, man = 3
+    # doc b: nothing here -> 2 tokens; no terms ('here' is not 'he')
+    # doc c: señora y señor she he -> 5 tokens; f: señora, she = 2; m: he = 1
+    assert stats.lengths.tolist() == [8, 2, 5]
+    assert stats.groups == ("f", "m")
+    assert stats.group_counts.tolist() == [[3, 3], [0, 0], [2, 1]]
+    terms = list(stats.terms)  # her, she, señora, woman | he, him, man
+    dense = stats.term_counts.toarray()
+    assert dense[0, terms.index("she")] == 2 and dense[0, terms.index("her")] == 1
+    assert dense[2, terms.index("señora")] == 1 and dense[2, terms.index("he")] == 1
+    assert dense.sum() == 3 + 3 + 2 + 1
+    assert stats.rows(["c", "zz", "a"]).tolist() == [2, -1, 0]
+    assert stats.row_of("b") == 1
+    with pytest.raises(KeyError, match="'zz'"):
+        stats.row_of("zz")
+
+
+def test_whitespace_stats_by_hand():
+    stats = document_stats(["She  met him, he", "he"], LEX, tokenizer="whitespace")
+    # tokens: she | '' | met | him, | he -> 5; 'him,' is not 'him'
+    assert stats.lengths.tolist() == [5, 1]
+    assert stats.group_counts.tolist() == [[1, 1], [0, 1]]
+
+
+def test_log_tf_sums_by_hand():
+    stats = document_stats(["she she she her he", "man"], LEX, per_term=True)
+    # doc 0: f: ln 3 (she) + ln 1 (her) = ln 3; m: ln 1 (he) = 0.  doc 1: m: ln 1 = 0
+    np.testing.assert_allclose(stats.log_tf_sums(), [[np.log(3), 0.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match="per_term"):
+        document_stats(["she"], LEX).log_tf_sums()
+
+
+def test_unmatchable_terms_reported():
+    lex = Lexicon.from_mapping({"mother-in-law": "f", "he": "m"})
+    assert unmatchable_terms(lex, "default") == ("mother-in-law",)
+    assert unmatchable_terms(lex, "whitespace") == ()
+    stats = document_stats(["my mother-in-law and he"], lex, tokenizer="whitespace")
+    assert stats.group_counts.tolist() == [[1, 1]]
+
+
+ALPHABET = "abehimnorsw éßİΣσς中_-,.!'0129\t"
+WORDS = ["she", "her", "he", "him", "man", "woman", "señora", "SHE", "He", "hers", "the"]
+texts_strategy = st.lists(
+    st.lists(st.one_of(st.sampled_from(WORDS), st.text(ALPHABET, max_size=6)), max_size=12).map(
+        lambda parts: "".join(p + (" " if i % 3 else "") for i, p in enumerate(parts))
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=texts_strategy, tokenizer=st.sampled_from(["default", "whitespace"]))
+def test_vectorised_equals_plain_loop(texts, tokenizer):
+    stats = document_stats(texts, LEX, tokenizer=tokenizer, per_term=True)
+    lengths, counts, per_term = loop_stats(texts, LEX, tokenizer)
+    assert stats.lengths.tolist() == lengths.tolist()
+    assert stats.group_counts.tolist() == counts.tolist()
+    assert stats.term_counts.toarray().tolist() == per_term.tolist()
+
+
+def test_vectorised_equals_loop_on_random_corpus():
+    rng = np.random.default_rng(5)
+    lex = default_lexicon()
+    vocab = list(lex.terms) + ["the", "of", "player", "Mothers", "kingdom", "shed", "é", "x_y"]
+    texts = [" ".join(rng.choice(vocab, rng.integers(1, 40))) for _ in range(300)]
+    stats = document_stats(texts, lex)
+    lengths, counts, _ = loop_stats(texts, lex, "default")
+    assert stats.lengths.tolist() == lengths.tolist()
+    assert stats.group_counts.tolist() == counts.tolist()
+
+
+def write_collection(path: Path, lines: list[str], gz: bool = False) -> Path:
+    data = "".join(line + "\n" for line in lines).encode("utf-8")
+    if gz:
+        with gzip.open(path, "wb") as handle:
+            handle.write(data)
+    else:
+        path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_collection_reader_equals_in_memory(tmp_path, gz, workers):
+    rng = np.random.default_rng(9)
+    vocab = ["she", "He", "him", "woman", "the", "ball", "señora", "pl_ay", "x"]
+    texts = [" ".join(rng.choice(vocab, rng.integers(1, 15))) for _ in range(120)]
+    lines = [f"d{i}\t{t}  " for i, t in enumerate(texts)]  # trailing spaces are stripped
+    path = write_collection(tmp_path / ("c.tsv.gz" if gz else "c.tsv"), lines, gz)
+    stats = read_collection_stats(path, LEX, workers=workers, block_bytes=200, per_term=True)
+    expected = document_stats(texts, LEX, per_term=True)
+    assert stats.docids.tolist() == [f"d{i}" for i in range(120)]
+    assert stats.lengths.tolist() == expected.lengths.tolist()
+    assert stats.group_counts.tolist() == expected.group_counts.tolist()
+    assert (stats.term_counts != expected.term_counts).nnz == 0
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "fragment"),
+    [
+        (["a\tshe", "b she", "c\the"], 2, "found no tab in 'b she'; expected 'docid<TAB>text'"),
+        (["a\tshe", "\the"], 2, "found an empty docid"),
+        (["a\tshe", "b\t   ", "c\the"], 2, "document 'b' has no text (an empty collection line)"),
+        (["a\tshe", "", "c\the"], 2, "found an empty collection line"),
+        (["a\tshe", "b\the", "a\thim"], 3, "docid 'a' is already used on line 21"),
+    ],
+)
+def test_collection_errors_name_file_and_line(tmp_path, lines, line, fragment):
+    # pad with good lines and use tiny blocks so errors sit in later blocks too
+    lines = [f"p{i}\tfiller text" for i in range(20)] + lines
+    path = write_collection(tmp_path / "c.tsv", lines)
+    with pytest.raises(InputError) as info:
+        read_collection_stats(path, LEX, workers=1, block_bytes=64)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line + 20}:"), message
+    assert fragment in message
+
+
+def test_duplicate_docid_across_processes(tmp_path):
+    lines = [f"d{i}\tshe" for i in range(300)] + ["d7\the"]
+    path = write_collection(tmp_path / "c.tsv", lines)
+    with pytest.raises(
+        InputError, match=re.escape(f"{path}:301: docid 'd7' is already used on line 8")
+    ):
+        read_collection_stats(path, LEX, workers=2, block_bytes=100)
+
+
+def test_non_utf8_byte_reports_line_and_offset(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"a\tshe\nb\the \xff\n")
+    # "a\tshe\n" is bytes 0-5, so line 2 starts at byte 6: b=6 tab=7 h=8 e=9 space=10 0xff=11
+    # (0-based offset 11 in the file, the 6th byte of its line)
+    with pytest.raises(InputError) as info:
+        read_collection_stats(path, LEX, workers=1)
+    message = str(info.value)
+    assert message.startswith(f"{path}:2: byte 0xff at byte offset 11 of the file")
+    assert "(byte 6 of the line)" in message and "UTF-8" in message
+
+
+def test_empty_collection_file(tmp_path):
+    path = write_collection(tmp_path / "c.tsv", [])
+    with pytest.raises(InputError, match="the collection is empty"):
+        read_collection_stats(path, LEX, workers=1)
+
+
+LINE_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(WORDS + ["\t", "  ", "\r", "\u00a0", "\x1c", "\x85", "x_y", "İ"]),
+        st.text(ALPHABET, max_size=5),
+    ),
+    min_size=1,
+    max_size=10,
+).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(LINE_TEXT.filter(lambda t: t.strip() != ""), min_size=1, max_size=12),
+    tokenizer=st.sampled_from(["default", "whitespace"]),
+    block_bytes=st.sampled_from([16, 64, 1 << 20]),
+)
+def test_collection_file_equals_plain_loop(tmp_path_factory, texts, tokenizer, block_bytes):
+    """The array-based line parser (and its fallback) equals a per-line loop on rstripped text."""
+    path = tmp_path_factory.mktemp("c") / "c.tsv"
+    lines = [f"d{i}\t{t}" for i, t in enumerate(texts)]
+    path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
+    stats = read_collection_stats(path, LEX, tokenizer, per_term=True, workers=1,
+                                  block_bytes=block_bytes)  # fmt: skip
+    expected_texts = [line.partition("\t")[2].rstrip() for line in lines]
+    lengths, counts, per_term = loop_stats(expected_texts, LEX, tokenizer)
+    assert stats.docids.tolist() == [f"d{i}" for i in range(len(texts))]
+    assert stats.lengths.tolist() == lengths.tolist()
+    assert stats.group_counts.tolist() == counts.tolist()
+    assert stats.term_counts.toarray().tolist() == per_term.tolist()
+
+
+@pytest.mark.parametrize("tokenizer", ["default", "whitespace"])
+def test_trailing_white_space_of_ascii_and_unicode_blocks(tmp_path, tokenizer):
+    # str.rstrip() strips \x1c (a separator str.isspace() knows) and \t \r; so must the reader,
+    # in an ASCII block (bytes path) and in a non-ASCII one (code-point path)
+    for extra in ("", "é"):
+        texts = [f"she he{extra} \x1c", "him \t\r", f"her  {extra}"]
+        path = tmp_path / f"c{len(extra)}.tsv"
+        path.write_bytes("".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode())
+        stats = read_collection_stats(path, LEX, tokenizer, workers=1)
+        lengths, counts, _ = loop_stats([t.rstrip() for t in texts], LEX, tokenizer)
+        assert stats.lengths.tolist() == lengths.tolist()
+        assert stats.group_counts.tolist() == counts.tolist()
