@@ -1,0 +1,301 @@
+r"""Effectiveness, fairness and metric agreement across systems (seed 003 Table 1; METRICS §8).
+
+For every system (run) of a testbed:
+
+- the mean of each measure over the queries — effectiveness from
+  :func:`rankbias.effectiveness.effectiveness` (``nDCG@10``, ``RR@10`` = MRR@10) and fairness
+  from :func:`rankbias.scoring.score_runs` (``nfairr@10``, ``texfair@10``) — both tidy tables
+  ``run, qid, metric, cutoff, value``; a measure is named ``metric@cutoff``;
+- a two-sided paired t-test of each system against a baseline system (default ``bm25``) over the
+  queries both have a defined value for, with Bonferroni correction over the systems compared
+  (per measure: ``p_bonferroni = min(1, m·p)``, ``m`` = number of non-baseline systems);
+- per system, the Pearson ``r`` between two metrics (default TExFAIR and NFaiRR at ``k = 10``)
+  over its queries, with its p-value.
+
+:func:`agreement_table` lays the result out as the paper's Table 1: one row per system, the
+means with ``‡`` where a system is significantly *better* than the baseline (``§`` where it is
+significantly *worse*; for a signed metric, whose better direction is undefined, ``‡`` marks any
+significant difference), and ``r`` with ``†`` where the correlation is significant.  "Better" is
+higher for effectiveness measures and for metrics whose registry direction is *higher = fairer*,
+lower for *higher = more biased*; ``higher_is_better`` overrides it for any measure.
+
+Queries: ``qids=`` restricts every statistic to a query set (e.g. the bias-sensitive queries).
+Nothing is dropped silently: the queries left out of a paired test (absent in one of the two
+systems, or NaN) and of a correlation are counted in the ``n_excluded`` columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rankbias.errors import InputError
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "MARK_BETTER",
+    "MARK_WORSE",
+    "MARK_CORRELATED",
+    "split_label",
+    "paired_tests",
+    "metric_correlation",
+    "agreement_table",
+]
+
+DEFAULT_MEASURES = ("nDCG@10", "RR@10", "nfairr@10", "texfair@10")
+MARK_BETTER = "‡"
+MARK_WORSE = "§"
+MARK_CORRELATED = "†"
+DISPLAY_NAMES = {"RR": "MRR", "nfairr": "NFaiRR", "texfair": "TExFAIR"}
+_COLUMNS = ("run", "qid", "metric", "cutoff", "value")
+
+
+def split_label(label: str) -> tuple[str, int | None]:
+    """``"nDCG@10"`` → ``("nDCG", 10)``; ``"AP"`` → ``("AP", None)``."""
+    metric, at, cutoff = label.rpartition("@")
+    if not at:
+        return label, None
+    if not cutoff.isdigit() or not metric:
+        raise ValueError(f"cannot read measure {label!r}; expected 'metric@cutoff', e.g. 'nDCG@10'")
+    return metric, int(cutoff)
+
+
+def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: str):
+    """True / False, or None for a signed metric (no better direction)."""
+    if overrides and label in overrides:
+        return bool(overrides[label])
+    if overrides and metric in overrides:
+        return bool(overrides[metric])
+    spec = METRICS.get(metric)
+    if spec is None:
+        return True  # effectiveness measures (ir_measures): higher is better
+    if spec.direction == HIGHER_FAIRER:
+        return True
+    if spec.direction == HIGHER_BIASED:
+        return False
+    return None
+
+
+def _combine(tables) -> pd.DataFrame:
+    tables = [tables] if isinstance(tables, pd.DataFrame) else list(tables)
+    for i, table in enumerate(tables):
+        lacking = [c for c in _COLUMNS if c not in table.columns]
+        if lacking:
+            raise InputError(
+                f"table {i} lacks column(s) {lacking}; expected the tidy columns {list(_COLUMNS)}"
+            )
+    frames = [pd.DataFrame({c: t[c].to_numpy() for c in _COLUMNS}) for t in tables]
+    frames = [f.astype({"cutoff": "Int64"}) for f in frames]
+    frame = pd.concat(frames, ignore_index=True)
+    frame["qid"] = frame["qid"].astype(str)
+    return frame
+
+
+def _measure_wide(frame: pd.DataFrame, label: str, qids) -> pd.DataFrame:
+    """qid × run values of one measure (NaN where a run lacks a query)."""
+    metric, cutoff = split_label(label)
+    rows = frame[frame["metric"] == metric]
+    rows = rows[rows["cutoff"].isna()] if cutoff is None else rows[rows["cutoff"] == cutoff]
+    if rows.empty:
+        known = sorted(
+            {f"{m}@{c}" if pd.notna(c) else m for m, c in frame[["metric", "cutoff"]].values}
+        )
+        raise InputError(f"no rows for measure {label!r}; the tables hold {known[:20]}")
+    if qids is not None:
+        rows = rows[rows["qid"].isin(qids)]
+    duplicated = rows.duplicated(["run", "qid"], keep=False)
+    if duplicated.any():
+        first = rows[duplicated].iloc[0]
+        raise InputError(
+            f"measure {label!r}: run {first['run']!r} has several rows for query "
+            f"{first['qid']!r}; expected one"
+        )
+    return rows.pivot(index="qid", columns="run", values="value").astype(float)
+
+
+def paired_tests(
+    tables: pd.DataFrame | Sequence[pd.DataFrame],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    baseline: str = "bm25",
+    alpha: float = 0.05,
+    qids: Iterable[str] | None = None,
+    runs: Sequence[str] | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> pd.DataFrame:
+    """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring).
+
+    ``tables``: one tidy table or several (e.g. effectiveness and bias) with columns ``run, qid,
+    metric, cutoff, value``.  ``runs``: the systems, in order (default: every run, baseline
+    first, the others in order of appearance).  Returns columns ``run, measure``, ``n`` and
+    ``mean`` (over the system's queries with a defined value), ``difference`` (system − baseline
+    over the paired queries), ``t, p, p_bonferroni, significant``, ``better`` (True / False; None
+    for a signed metric or the baseline) and ``n_excluded`` (queries of the measure not in the
+    paired test; for the baseline, those it has no value for); the baseline's test columns are
+    NaN.
+    """
+    frame = _combine(tables)
+    qids = None if qids is None else {str(q) for q in qids}
+    all_runs = list(dict.fromkeys(frame["run"]))
+    if baseline not in all_runs:
+        raise InputError(f"baseline run {baseline!r} is not in the tables; runs: {all_runs}")
+    runs = [baseline] + [r for r in all_runs if r != baseline] if runs is None else list(runs)
+    unknown = [r for r in runs if r not in all_runs]
+    if unknown:
+        raise InputError(f"run(s) {unknown} are not in the tables; runs: {all_runs}")
+    if baseline not in runs:
+        runs = [baseline] + runs
+    compared = [r for r in runs if r != baseline]
+    rows = []
+    for label in measures:
+        wide = _measure_wide(frame, label, qids)
+        base = wide[baseline] if baseline in wide else pd.Series(dtype=float)
+        for run in runs:
+            values = wide[run] if run in wide else pd.Series(dtype=float)
+            defined = values.dropna()
+            record = {
+                "run": run,
+                "measure": label,
+                "n": len(defined),
+                "mean": float(defined.mean()) if len(defined) else np.nan,
+                "difference": np.nan,
+                "t": np.nan,
+                "p": np.nan,
+                "p_bonferroni": np.nan,
+                "significant": False,
+                "better": None,
+                "n_excluded": int(values.isna().sum()),
+            }
+            if run != baseline:
+                paired = pd.concat([values, base], axis=1, keys=["s", "b"]).dropna()
+                record["n_excluded"] = int(len(wide) - len(paired))
+                if len(paired) >= 2:
+                    diff = paired["s"].to_numpy() - paired["b"].to_numpy()
+                    record["difference"] = float(diff.mean())
+                    if np.ptp(diff) > 0:
+                        result = stats.ttest_rel(paired["s"], paired["b"])
+                        record["t"], record["p"] = float(result.statistic), float(result.pvalue)
+                    elif diff[0] != 0:
+                        # a constant non-zero difference: t is infinite
+                        record["t"], record["p"] = float(np.sign(diff[0]) * np.inf), 0.0
+                    else:
+                        record["t"], record["p"] = 0.0, 1.0
+            rows.append(record)
+    out = pd.DataFrame(rows)
+    tested = out["run"] != baseline
+    out.loc[tested, "p_bonferroni"] = np.minimum(1.0, out.loc[tested, "p"] * len(compared))
+    out["significant"] = (out["p_bonferroni"] < alpha).fillna(False).astype(bool)
+    better = []
+    for label, diff, run in zip(out["measure"], out["difference"], out["run"], strict=True):
+        orientation = _higher_is_better(split_label(label)[0], higher_is_better, label)
+        if run == baseline or orientation is None or not np.isfinite(diff) or diff == 0:
+            better.append(None)
+        else:
+            better.append(bool((diff > 0) == orientation))
+    out["better"] = pd.Series(better, dtype=object)
+    out.attrs["alpha"] = alpha
+    out.attrs["baseline"] = baseline
+    out.attrs["comparisons"] = len(compared)
+    return out
+
+
+def metric_correlation(
+    per_query: pd.DataFrame,
+    first: str = "texfair",
+    second: str = "nfairr",
+    cutoff: int = 10,
+    alpha: float = 0.05,
+    qids: Iterable[str] | None = None,
+    runs: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Per run, Pearson ``r`` between two metrics' per-query values at ``cutoff``, with p.
+
+    Columns ``run, first, second, cutoff, n, r, p, significant, n_excluded`` (queries where
+    either value is NaN or absent); fewer than 3 queries, or a constant metric, give NaN.
+    """
+    frame = _combine(per_query)
+    qids = None if qids is None else {str(q) for q in qids}
+    a = _measure_wide(frame, f"{first}@{cutoff}", qids)
+    b = _measure_wide(frame, f"{second}@{cutoff}", qids)
+    all_runs = list(dict.fromkeys(frame["run"]))
+    runs = all_runs if runs is None else list(runs)
+    rows = []
+    for run in runs:
+        x = a[run] if run in a else pd.Series(dtype=float)
+        y = b[run] if run in b else pd.Series(dtype=float)
+        both = pd.concat([x, y], axis=1, keys=["x", "y"])
+        paired = both.dropna()
+        r = p = np.nan
+        if len(paired) >= 3 and np.ptp(paired["x"]) > 0 and np.ptp(paired["y"]) > 0:
+            result = stats.pearsonr(paired["x"], paired["y"])
+            r, p = float(result.statistic), float(result.pvalue)
+        rows.append(
+            {
+                "run": run,
+                "first": first,
+                "second": second,
+                "cutoff": cutoff,
+                "n": len(paired),
+                "r": r,
+                "p": p,
+                "significant": bool(p < alpha) if np.isfinite(p) else False,
+                "n_excluded": int(len(both) - len(paired)),
+            }
+        )
+    out = pd.DataFrame(rows)
+    out.attrs["alpha"] = alpha
+    return out
+
+
+def _display(label: str) -> str:
+    metric, cutoff = split_label(label)
+    name = DISPLAY_NAMES.get(metric, metric)
+    return name if cutoff is None else f"{name}@{cutoff}"
+
+
+def agreement_table(
+    tests: pd.DataFrame, correlations: pd.DataFrame | None = None, digits: int = 4
+) -> pd.DataFrame:
+    """The paper's Table 1 layout: one row per system, formatted means with marks, and ``r``.
+
+    ``tests`` from :func:`paired_tests`, ``correlations`` from :func:`metric_correlation`.  Marks:
+    ``‡`` significantly better than the baseline (Bonferroni), ``§`` significantly worse, ``‡``
+    any significant difference for a signed metric; ``†`` a significant correlation.  The legend
+    is in ``attrs["legend"]``.
+    """
+    runs = list(dict.fromkeys(tests["run"]))
+    measures = list(dict.fromkeys(tests["measure"]))
+    cells = {}
+    for row in tests.itertuples(index=False):
+        mark = ""
+        if row.significant:
+            mark = MARK_WORSE if row.better is False else MARK_BETTER
+        value = "—" if not np.isfinite(row.mean) else f"{row.mean:.{digits}f}{mark}"
+        cells[(row.run, _display(row.measure))] = value
+    table = pd.DataFrame(
+        [[cells.get((r, _display(m)), "—") for m in measures] for r in runs],
+        index=pd.Index(runs, name="system"),
+        columns=[_display(m) for m in measures],
+    )
+    if correlations is not None:
+        by_run = correlations.set_index("run")
+        column = []
+        for run in runs:
+            if run not in by_run.index or not np.isfinite(by_run.loc[run, "r"]):
+                column.append("—")
+            else:
+                mark = MARK_CORRELATED if by_run.loc[run, "significant"] else ""
+                column.append(f"{by_run.loc[run, 'r']:.{digits}f}{mark}")
+        table["r"] = column
+    alpha = tests.attrs.get("alpha", "α")
+    baseline = tests.attrs.get("baseline", "the baseline")
+    table.attrs["legend"] = (
+        f"{MARK_BETTER} significantly better than {baseline} (two-sided paired t-test, "
+        f"Bonferroni-corrected p < {alpha}; for a signed metric: any significant difference); "
+        f"{MARK_WORSE} significantly worse; {MARK_CORRELATED} Pearson r significant at p < "
+        f"{correlations.attrs.get('alpha', alpha) if correlations is not None else alpha}."
+    )
+    return table

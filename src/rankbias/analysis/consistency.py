@@ -1,0 +1,593 @@
+r"""Do bias metrics agree on which queries are biased?  (Seed 002 RQ1, Fig. 1–2; METRICS.md §8.)
+
+Bias level
+----------
+The metrics point in different directions (registry ``direction``), so every analysis here first
+maps a metric's value ``v`` to a *bias level* ``b`` (higher = more biased):
+
+===========================================  =====================  ==========================
+registry direction                           bias level ``b``       metrics (registry)
+===========================================  =====================  ==========================
+higher = fairer                              ``1 − v``              fairr, nfairr, texfair,
+                                                                    texfair_norbdf
+higher = more biased                         ``v``                  awrf, ted
+signed (male ``+`` / female ``−``)           ``|v|``                rab_*, arab_*
+===========================================  =====================  ==========================
+
+``1 − NFaiRR``, ``1 − TExFAIR`` and ``|ARaB|`` are those of METRICS.md §8.  Only the *order* of the
+bias levels enters the binning and the rank statistics, so ``1 − v`` could as well be ``−v``
+(it is also used for FaiRR, whose values are not bounded by 1).  Registry entries that are not
+fairness scores — the one-group parts ``rab_*_f``/``rab_*_m``, the coverage ``rbdf`` and the
+normaliser ``ifairr`` — have no bias level and are refused.  A metric the registry does not list
+(Duo, PRF, a user's own) is accepted when its direction is given:
+``directions={"duo": "biased"}`` with one of ``"fairer"``, ``"biased"``, ``"signed"``.
+
+Binning (seed 002 Fig. 1)
+-------------------------
+For one run at one cutoff, and for each metric separately, the ``n`` queries are ordered from the
+most to the least biased — ties broken by ``qid`` in ascending string order, so the order is
+total and reproducible — and the query at position ``i = 0 … n−1`` goes to bin
+``⌊i · n_bins / n⌋ + 1``: bins are numbered ``1`` (most biased) to ``n_bins`` (least biased) and
+hold ``⌊n/n_bins⌋`` or ``⌈n/n_bins⌉`` queries (equal when ``n_bins`` divides ``n``).  For a pair
+of metrics ``(a, b)`` and a bin ``k``, the *overlap* is the share of the queries ``a`` puts in bin
+``k`` that ``b`` also puts in bin ``k``:
+
+.. math::  O_k(a, b) = |A_k \cap B_k| \,/\, |A_k| .
+
+Both metrics rank the same ``n`` queries, so ``|A_k| = |B_k|`` and the overlap is symmetric.  If
+``b`` ordered the queries at random, ``|A_k ∩ B_k|`` would be hypergeometric with mean
+``|A_k|²/n``, so the overlap expected by chance is ``|A_k| / n`` (``1/n_bins``, 25% for
+quartiles) — the ``chance`` column.  Identical metrics give ``O_k = 1`` in every bin; a metric
+and its reversal give ``O_k = 0`` in every bin when ``n_bins`` is even and divides ``n`` (bin
+``k`` of one is bin ``n_bins + 1 − k`` of the other).
+
+Uncertainty
+-----------
+Bootstrap percentile intervals (default 95%): the queries are resampled with replacement
+``n_boot`` times with ``numpy.random.default_rng(seed)``; each replicate is binned anew (copies
+of a query are adjacent, ordered by ``qid``) and every statistic recomputed.
+
+Input
+-----
+The tidy per-query table ``run, qid, metric, cutoff, value`` of :func:`rankbias.scoring.score_runs`.
+It may hold several runs and cutoffs: pass ``run=`` and ``cutoff=`` to pick one, or ``by=("run",
+"cutoff")`` to analyse every combination (the ``by`` columns lead the result); a table holding
+several combinations otherwise is an error.  A query whose value is NaN (an undefined metric) or
+absent for any of the chosen metrics cannot be ranked by all of them; with
+``undefined="exclude"`` (default) it is left out of every metric's ranking and counted in
+``attrs``: ``undefined_values`` (metric → number of NaN values), ``absent_values`` (metric →
+number of queries lacking a row), ``excluded_queries`` (their qids) and ``n_queries`` (queries
+analysed); with ``undefined="error"`` it is an :class:`~rankbias.errors.InputError`.  With
+``by``, ``attrs`` maps each group (a tuple) to that report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rankbias.errors import InputError
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS, SIGNED
+
+__all__ = [
+    "DIRECTIONS",
+    "bias_direction",
+    "bias_levels",
+    "query_bins",
+    "consistency_bins",
+    "rank_differences",
+    "rank_correlations",
+]
+
+#: the kinds of direction a metric can have, and how each maps a value to a bias level
+DIRECTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "fairer": lambda v: 1.0 - v,
+    "biased": lambda v: v,
+    "signed": np.abs,
+}
+_FROM_REGISTRY = {HIGHER_FAIRER: "fairer", HIGHER_BIASED: "biased", SIGNED: "signed"}
+_COLUMNS = ("run", "qid", "metric", "cutoff", "value")
+_UNDEFINED_POLICIES = ("exclude", "error")
+_CHUNK_CELLS = 4_000_000  # bootstrap replicates are processed in chunks of about this many values
+#: up to this many (query pair × metric) signs per replicate, the Kendall bootstrap uses sign
+#: vectors (one matrix product for all pairs of metrics); beyond, SciPy per pair (O(n log n))
+KENDALL_MATRIX_CELLS = 5_000_000
+
+
+def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> str:
+    """``"fairer"``, ``"biased"`` or ``"signed"`` for a metric: ``directions`` first, then the
+    registry; a registry metric that is not a fairness score, or an unknown metric without a
+    given direction, is a ValueError saying why."""
+    if directions and metric in directions:
+        kind = directions[metric]
+        if kind not in DIRECTIONS:
+            raise ValueError(
+                f"direction of {metric!r} is {kind!r}; expected one of {list(DIRECTIONS)}"
+            )
+        return kind
+    spec = METRICS.get(metric)
+    if spec is None:
+        raise ValueError(
+            f"metric {metric!r} is not in the registry; give its direction, e.g. "
+            f"directions={{{metric!r}: 'biased'}} (one of {list(DIRECTIONS)})"
+        )
+    if spec.direction not in _FROM_REGISTRY:
+        raise ValueError(
+            f"metric {metric!r} has no bias level: its registry direction is "
+            f"{spec.direction!r}; expected a fairness score (higher = fairer, higher = more "
+            "biased, or signed)"
+        )
+    return _FROM_REGISTRY[spec.direction]
+
+
+def bias_levels(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    directions: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The rows of ``per_query`` for ``metrics`` with a ``bias`` column (higher = more biased).
+
+    ``bias`` is ``1 − value``, ``value`` or ``|value|`` by the metric's direction (module
+    docstring); NaN stays NaN.  Every run and cutoff in the table is kept.
+    """
+    _check_columns(per_query)
+    metrics = _check_metrics(metrics, directions, minimum=1)
+    rows = per_query[per_query["metric"].isin(metrics)].copy()
+    _check_present(rows, metrics)
+    values = rows["value"].to_numpy(dtype=np.float64)
+    bias = np.empty_like(values)
+    for metric in metrics:
+        mask = (rows["metric"] == metric).to_numpy()
+        bias[mask] = DIRECTIONS[bias_direction(metric, directions)](values[mask])
+    rows["bias"] = bias
+    return rows.reset_index(drop=True)
+
+
+def query_bins(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    n_bins: int = 4,
+    run: str | None = None,
+    cutoff: int | None = None,
+    by: Sequence[str] | None = None,
+    directions: Mapping[str, str] | None = None,
+    undefined: str = "exclude",
+) -> pd.DataFrame:
+    """Each query's bias level, rank (1 = most biased) and bin (1 … ``n_bins``) per metric.
+
+    Columns ``[by…,] qid, metric, bias, rank, bin``; ``attrs`` as in the module docstring.
+    """
+
+    def one(table: _BiasTable) -> pd.DataFrame:
+        ranks = _ranks(table.bias)
+        bins = _bins(ranks, n_bins)
+        n, m = table.bias.shape
+        return pd.DataFrame(
+            {
+                "qid": np.repeat(table.qids, m),
+                "metric": np.tile(np.asarray(table.metrics, dtype=object), n),
+                "bias": table.bias.reshape(-1),
+                "rank": ranks.reshape(-1) + 1,
+                "bin": bins.reshape(-1) + 1,
+            }
+        )
+
+    _check_bins(n_bins)
+    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 1, n_bins, one)
+
+
+def consistency_bins(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    n_bins: int = 4,
+    seed: int = 0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    run: str | None = None,
+    cutoff: int | None = None,
+    by: Sequence[str] | None = None,
+    directions: Mapping[str, str] | None = None,
+    undefined: str = "exclude",
+) -> pd.DataFrame:
+    """Per pair of metrics and bin, the share of queries both put in that bin (seed 002 Fig. 1).
+
+    Returns columns ``[by…,] metric_a, metric_b, bin, n_in_bin, overlap, overlap_low,
+    overlap_high, chance``: one row per unordered pair (in the order of ``metrics``) and bin
+    (``1`` = most biased); ``overlap_low``/``overlap_high`` are the bootstrap percentile interval
+    at ``confidence`` (NaN when ``n_boot = 0``); ``chance = n_in_bin / n``.
+    """
+    _check_bins(n_bins)
+    _check_bootstrap(n_boot, confidence)
+
+    def one(table: _BiasTable) -> pd.DataFrame:
+        n, m = table.bias.shape
+        pairs = list(combinations(range(m), 2))
+        sizes = np.bincount(np.arange(n) * n_bins // n, minlength=n_bins)
+        point = _overlaps(_bins(_ranks(table.bias), n_bins)[None], pairs, n_bins)[0] / sizes
+        low = high = np.full_like(point, np.nan)
+        if n_boot:
+            rng = np.random.default_rng(seed)
+            replicates = []
+            for sample in _bootstrap_samples(table.bias, n_boot, rng):
+                counts = _overlaps(_bins(_ranks(sample), n_bins), pairs, n_bins)
+                replicates.append(counts / sizes)
+            low, high = _percentile_interval(np.concatenate(replicates), confidence)
+        return pd.DataFrame(
+            {
+                "metric_a": np.repeat([table.metrics[a] for a, _ in pairs], n_bins),
+                "metric_b": np.repeat([table.metrics[b] for _, b in pairs], n_bins),
+                "bin": np.tile(np.arange(1, n_bins + 1), len(pairs)),
+                "n_in_bin": np.tile(sizes, len(pairs)),
+                "overlap": point.reshape(-1),
+                "overlap_low": low.reshape(-1),
+                "overlap_high": high.reshape(-1),
+                "chance": np.tile(sizes / n, len(pairs)),
+            }
+        )
+
+    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, n_bins, one)
+
+
+def rank_differences(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    run: str | None = None,
+    cutoff: int | None = None,
+    by: Sequence[str] | None = None,
+    directions: Mapping[str, str] | None = None,
+    undefined: str = "exclude",
+) -> pd.DataFrame:
+    """Per pair of metrics and query, the absolute difference of its bias ranks (seed 002 Fig. 2).
+
+    Ranks run from 1 (most biased) to ``n``, ties broken by ``qid``.  Columns ``[by…,] metric_a,
+    metric_b, qid, rank_a, rank_b, abs_rank_difference``.
+    """
+
+    def one(table: _BiasTable) -> pd.DataFrame:
+        ranks = _ranks(table.bias) + 1
+        parts = []
+        for a, b in combinations(range(len(table.metrics)), 2):
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "metric_a": table.metrics[a],
+                        "metric_b": table.metrics[b],
+                        "qid": table.qids,
+                        "rank_a": ranks[:, a],
+                        "rank_b": ranks[:, b],
+                        "abs_rank_difference": np.abs(ranks[:, a] - ranks[:, b]),
+                    }
+                )
+            )
+        return pd.concat(parts, ignore_index=True)
+
+    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, 1, one)
+
+
+def rank_correlations(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    run: str | None = None,
+    cutoff: int | None = None,
+    by: Sequence[str] | None = None,
+    directions: Mapping[str, str] | None = None,
+    undefined: str = "exclude",
+) -> pd.DataFrame:
+    """Kendall τ-b and Spearman ρ between the bias levels of each pair of metrics.
+
+    Computed on the bias levels themselves (tied values stay tied: τ-b and average ranks, as
+    :func:`scipy.stats.kendalltau` and :func:`scipy.stats.spearmanr`), with their p-values and
+    bootstrap percentile intervals.  Columns ``[by…,] metric_a, metric_b, statistic``
+    (``kendall_tau`` or ``spearman_rho``), ``value, low, high, p_value, n``.  A statistic that is
+    undefined in a replicate (a constant column) is left out of that interval and counted in
+    ``attrs["undefined_replicates"]`` (per group when ``by`` is given).
+
+    Cost: Spearman is vectorised over replicates; the Kendall bootstrap uses one product of
+    pairwise-sign matrices per replicate while ``n(n−1)/2 · m ≤ KENDALL_MATRIX_CELLS`` (a few
+    hundred queries), and SciPy per pair and replicate beyond (O(n log n) each).
+    """
+    _check_bootstrap(n_boot, confidence)
+
+    def one(table: _BiasTable) -> pd.DataFrame:
+        bias = table.bias
+        n, m = bias.shape
+        pairs = list(combinations(range(m), 2))
+        rows = []
+        boot_tau = np.full((n_boot, len(pairs)), np.nan)
+        boot_rho = np.full((n_boot, len(pairs)), np.nan)
+        if n_boot:
+            rng = np.random.default_rng(seed)
+            start = 0
+            by_signs = n * (n - 1) // 2 * m <= KENDALL_MATRIX_CELLS
+            for sample in _bootstrap_samples(bias, n_boot, rng):
+                stop = start + len(sample)
+                rho = _spearman_matrix(sample)
+                tau = _kendall_matrix(sample) if by_signs else None
+                for j, (a, b) in enumerate(pairs):
+                    boot_rho[start:stop, j] = rho[:, a, b]
+                    if by_signs:
+                        boot_tau[start:stop, j] = tau[:, a, b]
+                    else:
+                        for r in range(len(sample)):
+                            boot_tau[start + r, j] = _kendall(sample[r, :, a], sample[r, :, b])[0]
+                start = stop
+        undefined_replicates = {}
+        for j, (a, b) in enumerate(pairs):
+            x, y = bias[:, a], bias[:, b]
+            tau, p_tau = _kendall(x, y)
+            rho, p_rho = _spearman(x, y)
+            for name, value, p, boot in (
+                ("kendall_tau", tau, p_tau, boot_tau[:, j]),
+                ("spearman_rho", rho, p_rho, boot_rho[:, j]),
+            ):
+                finite = boot[np.isfinite(boot)]
+                undefined_replicates[(table.metrics[a], table.metrics[b], name)] = int(
+                    n_boot - len(finite)
+                )
+                low, high = (
+                    _percentile_interval(finite[:, None], confidence)
+                    if len(finite)
+                    else (np.array([np.nan]), np.array([np.nan]))
+                )
+                rows.append(
+                    (table.metrics[a], table.metrics[b], name, value, low[0], high[0], p, n)
+                )
+        frame = pd.DataFrame(
+            rows,
+            columns=["metric_a", "metric_b", "statistic", "value", "low", "high", "p_value", "n"],
+        )
+        frame.attrs["undefined_replicates"] = undefined_replicates
+        return frame
+
+    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, 1, one)
+
+
+# ---- the shared machinery ---------------------------------------------------------------------
+class _BiasTable:
+    """Bias levels of one (run, cutoff): rows = queries in qid order, columns = metrics."""
+
+    def __init__(self, qids: np.ndarray, metrics: tuple[str, ...], bias: np.ndarray, report: dict):
+        self.qids, self.metrics, self.bias, self.report = qids, metrics, bias, report
+
+
+def _check_columns(per_query: pd.DataFrame) -> None:
+    missing = [c for c in _COLUMNS if c not in per_query.columns]
+    if missing:
+        raise InputError(
+            f"per-query table lacks column(s) {missing}; expected the tidy columns "
+            f"{list(_COLUMNS)} (as rankbias.scoring.score_runs returns)"
+        )
+
+
+def _check_metrics(metrics, directions, minimum: int) -> tuple[str, ...]:
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics must be a sequence of names, found the string {metrics!r}")
+    metrics = tuple(metrics)
+    if len(set(metrics)) != len(metrics):
+        raise ValueError(f"metrics repeat in {list(metrics)}; expected distinct names")
+    if len(metrics) < minimum:
+        raise ValueError(f"expected at least {minimum} metric(s), found {list(metrics)}")
+    for metric in metrics:
+        bias_direction(metric, directions)
+    return metrics
+
+
+def _check_present(rows: pd.DataFrame, metrics: tuple[str, ...], where: str = "") -> None:
+    present = set(rows["metric"].unique())
+    lacking = [m for m in metrics if m not in present]
+    if lacking:
+        raise InputError(
+            f"per-query table{where} has no rows for metric(s) {lacking}; it holds "
+            f"{sorted(present) or 'none of the requested metrics'}"
+        )
+
+
+def _check_bins(n_bins: int) -> None:
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
+
+
+def _check_bootstrap(n_boot: int, confidence: float) -> None:
+    if int(n_boot) != n_boot or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), found {confidence!r}")
+
+
+def _select(per_query, metrics, run, cutoff) -> pd.DataFrame:
+    rows = per_query[per_query["metric"].isin(metrics)]
+    if run is not None:
+        rows = rows[rows["run"] == run]
+    if cutoff is not None:
+        rows = rows[rows["cutoff"] == cutoff]
+    # plain columns, without the input's attrs (pandas deep-copies attrs on every operation)
+    return pd.DataFrame({c: rows[c].to_numpy() for c in rows.columns})
+
+
+def _bias_table(rows: pd.DataFrame, metrics, directions, undefined, where: str) -> _BiasTable:
+    _check_present(rows, metrics, where)
+    combos = rows[["run", "cutoff"]].drop_duplicates()
+    if len(combos) > 1:
+        shown = ", ".join(f"({r!r}, {c})" for r, c in combos.head(6).itertuples(index=False))
+        raise InputError(
+            f"per-query table{where} holds {len(combos)} (run, cutoff) combinations, e.g. "
+            f"{shown}; expected one: pass run= and cutoff=, or by=('run', 'cutoff')"
+        )
+    duplicated = rows.duplicated(["qid", "metric"], keep=False)
+    if duplicated.any():
+        first = rows[duplicated].iloc[0]
+        raise InputError(
+            f"per-query table{where} has {int(duplicated.sum())} rows sharing (qid, metric), "
+            f"e.g. qid {first['qid']!r} metric {first['metric']!r}; expected one row each"
+        )
+    wide = rows.pivot(index="qid", columns="metric", values="value")
+    wide.index = wide.index.astype(str)
+    wide = wide.sort_index().reindex(columns=list(metrics))
+    present = pd.crosstab(rows["qid"].astype(str), rows["metric"]).reindex(
+        index=wide.index, columns=list(metrics), fill_value=0
+    )
+    absent = present.to_numpy() == 0
+    values = wide.to_numpy(dtype=np.float64)
+    nan = np.isnan(values) & ~absent
+    bad = np.isnan(values).any(axis=1)
+    qids = wide.index.to_numpy(dtype=object)
+    report = {
+        "undefined_values": {m: int(c) for m, c in zip(metrics, nan.sum(axis=0), strict=True)},
+        "absent_values": {m: int(c) for m, c in zip(metrics, absent.sum(axis=0), strict=True)},
+        "excluded_queries": [str(q) for q in qids[bad]],
+        "n_queries": int((~bad).sum()),
+    }
+    if undefined not in _UNDEFINED_POLICIES:
+        raise ValueError(f"undefined must be one of {_UNDEFINED_POLICIES}, found {undefined!r}")
+    if bad.any() and undefined == "error":
+        raise InputError(
+            f"per-query table{where}: {int(bad.sum())} query(ies) have an undefined (NaN) or "
+            f"absent value for some of {list(metrics)}, e.g. {', '.join(qids[bad][:5])}; "
+            "expected a value for every query and metric (or undefined='exclude')"
+        )
+    values = values[~bad]
+    bias = np.column_stack(
+        [DIRECTIONS[bias_direction(m, directions)](values[:, j]) for j, m in enumerate(metrics)]
+    )
+    return _BiasTable(qids[~bad], metrics, bias, report)
+
+
+def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum, n_bins, one):
+    """Select, check, build the bias table(s), apply ``one`` per group, gather ``attrs``."""
+    _check_columns(per_query)
+    metrics = _check_metrics(metrics, directions, minimum)
+    rows = _select(per_query, metrics, run, cutoff)
+    if rows.empty and (run is not None or cutoff is not None):
+        raise InputError(
+            f"per-query table has no rows for run={run!r}, cutoff={cutoff!r} and metrics "
+            f"{list(metrics)}; runs: {sorted(map(str, pd.unique(per_query['run'])))}, cutoffs: "
+            f"{sorted(pd.unique(per_query['cutoff']).tolist())}"
+        )
+    if not by:
+        table = _bias_table(rows, metrics, directions, undefined, "")
+        _check_enough(table, n_bins, "")
+        out = one(table)
+        out.attrs = {**out.attrs, **table.report}
+        return out
+    by = [by] if isinstance(by, str) else list(by)
+    unknown = [c for c in by if c not in per_query.columns]
+    if unknown:
+        raise InputError(f"by names column(s) {unknown} the per-query table lacks")
+    _check_present(rows, metrics)
+    parts, reports = [], {}
+    for key, group in rows.groupby(by, sort=True):
+        where = " (" + ", ".join(f"{c}={k!r}" for c, k in zip(by, key, strict=True)) + ")"
+        table = _bias_table(group, metrics, directions, undefined, where)
+        _check_enough(table, n_bins, where)
+        part = one(table)
+        reports[key] = {**part.attrs, **table.report}
+        for c, k in reversed(list(zip(by, key, strict=True))):
+            part.insert(0, c, k)
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = reports
+    return out
+
+
+def _check_enough(table: _BiasTable, n_bins: int, where: str) -> None:
+    n = len(table.qids)
+    if n < max(n_bins, 2):
+        raise InputError(
+            f"per-query table{where}: {n} query(ies) have a value for every metric of "
+            f"{list(table.metrics)}; expected at least {max(n_bins, 2)}"
+        )
+
+
+def _ranks(bias: np.ndarray) -> np.ndarray:
+    """0-based rank along axis ``-2`` (0 = most biased); rows are in qid order, so the stable
+    sort breaks ties by qid."""
+    order = np.argsort(-bias, axis=-2, kind="stable")
+    ranks = np.empty_like(order)
+    positions = np.arange(bias.shape[-2]).reshape((-1, 1))
+    np.put_along_axis(ranks, order, np.broadcast_to(positions, order.shape), axis=-2)
+    return ranks
+
+
+def _bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
+    """0-based bin of each rank: ``⌊rank · n_bins / n⌋``."""
+    return ranks * n_bins // ranks.shape[-2]
+
+
+def _overlaps(bins: np.ndarray, pairs, n_bins: int) -> np.ndarray:
+    """``(replicates, pairs, n_bins)`` counts of queries both metrics of a pair put in a bin."""
+    n_rep = bins.shape[0]
+    out = np.empty((n_rep, len(pairs), n_bins), dtype=np.int64)
+    offset = (np.arange(n_rep) * n_bins)[:, None]
+    for j, (a, b) in enumerate(pairs):
+        same = bins[..., a] == bins[..., b]
+        keys = (bins[..., a] + offset)[same]
+        out[:, j, :] = np.bincount(keys, minlength=n_rep * n_bins).reshape(n_rep, n_bins)
+    return out
+
+
+def _bootstrap_samples(bias: np.ndarray, n_boot: int, rng: np.random.Generator):
+    """Chunks ``(c, n, m)`` of resampled bias tables; indices sorted so copies stay in qid order."""
+    n, m = bias.shape
+    chunk = max(1, _CHUNK_CELLS // (n * m))
+    done = 0
+    while done < n_boot:
+        size = min(chunk, n_boot - done)
+        index = np.sort(rng.integers(0, n, size=(size, n)), axis=1)
+        yield bias[index]
+        done += size
+
+
+def _percentile_interval(replicates: np.ndarray, confidence: float):
+    alpha = 1.0 - confidence
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2], axis=0)
+    return low, high
+
+
+def _spearman_matrix(samples: np.ndarray) -> np.ndarray:
+    """Spearman ρ between all columns of each replicate: ``(c, n, m)`` → ``(c, m, m)``."""
+    ranks = stats.rankdata(samples, axis=1)
+    centred = ranks - ranks.mean(axis=1, keepdims=True)
+    norms = np.sqrt((centred**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = centred / norms[:, None, :]
+    return np.einsum("cna,cnb->cab", unit, unit)
+
+
+def _kendall_matrix(samples: np.ndarray) -> np.ndarray:
+    """Kendall τ-b between all columns of each replicate: ``(c, n, m)`` → ``(c, m, m)``.
+
+    With ``s_j`` the vector of ``sign(x_ij − x_kj)`` over the pairs ``i < k``, τ-b of columns
+    ``a, b`` is ``s_a·s_b / √((s_a·s_a)(s_b·s_b))``: concordant minus discordant pairs over the
+    geometric mean of the untied pairs of each — the cosine of the two sign vectors.
+    """
+    c, n, m = samples.shape
+    first, second = np.triu_indices(n, k=1)
+    out = np.empty((c, m, m))
+    for r in range(c):
+        signs = np.sign(samples[r, first, :] - samples[r, second, :])
+        gram = signs.T @ signs
+        norms = np.sqrt(np.diag(gram))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[r] = gram / np.outer(norms, norms)
+    return out
+
+
+def _kendall(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan, np.nan
+    result = stats.kendalltau(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan, np.nan
+    result = stats.spearmanr(x, y)
+    return float(result.statistic), float(result.pvalue)

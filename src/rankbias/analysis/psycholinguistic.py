@@ -1,0 +1,717 @@
+r"""Which psycholinguistic categories do bias metrics track?  (Seed 002 RQ3, Table 1; METRICS §8.)
+
+For each query, the share of the tokens of its top-``k`` documents (``k = 10``) that fall in each
+category of a dictionary; then the Pearson correlation between each metric's per-query values and
+each category's shares, across queries; then, per metric, the ``k`` categories most correlated
+(largest ``|r|``) among those significant at ``α``, with and without Benjamini–Hochberg control.
+
+Dictionaries
+------------
+Three sources, one structure (:class:`CategoryDictionary`):
+
+- the project's open dictionary ``resources/liwc_open.dic`` (:func:`open_dictionary`), in LIWC
+  format, written by the team; it approximates, and does not reproduce, LIWC's function-word and
+  affect categories (``resources/LIWC_OPEN.md``);
+- the Empath lexicon (Fast et al., CHI 2016; PyPI ``empath``), whose ``data/categories.tsv`` ships
+  inside the package: :func:`empath_dictionary` reads it when ``empath`` is installed
+  (:func:`empath_available`), and :func:`read_empath_tsv` reads the same file by path;
+- a licensed LIWC ``.dic`` file, by path: :func:`read_dic`.
+
+LIWC ``.dic`` format (:func:`read_dic`)::
+
+    %
+    1<TAB>posemo
+    2<TAB>negemo
+    %
+    happy<TAB>1
+    happi*<TAB>1
+    hurt*<TAB>2
+
+A header between two lines holding ``%`` declares ``id name`` per line; every later line is a word
+followed by the ids of its categories (a word may be in several).  A trailing ``*`` makes the
+entry a *stem* matching every token that starts with it.  Words are lower-cased (the tokenisers
+lower-case the text).  Matching rule: a token that is an exact entry takes that entry's
+categories; otherwise it takes those of the **longest** stem it starts with; otherwise none.
+LIWC2007's conditional entries (``kind<TAB>(02 134)125/464``) and multi-word phrases cannot match a
+single token: they are an error by default and, with ``unsupported="skip"``, left out and counted
+in :attr:`CategoryDictionary.skipped`.
+
+Counting (vectorised)
+---------------------
+The texts are tokenised with :func:`rankbias.text.tokenize` (default: lower-cased runs of letters
+and digits, so ``don't`` is ``don``, ``t``).  The distinct token types are looked up once each
+(a dict lookup, then one dict lookup per distinct stem length — no pattern loop over tokens),
+giving a sparse type × category membership matrix ``M``; with the sparse document × type count
+matrix ``C``, the category counts of every document are ``C M``.  A query's share in category
+``c`` pools its top-``k`` documents (as if they were one text, as LIWC scores a text):
+
+.. math::  s_c(q) = \sum_{d \in \mathrm{top}_k(q)} n_c(d) \,/\, \sum_{d \in \mathrm{top}_k(q)} |d| .
+
+Correlation
+-----------
+Pearson ``r`` between a metric's per-query values and a category's shares over the queries where
+the metric is defined, with the two-sided p-value of ``t = r √((n−2)/(1−r²))`` on ``n − 2``
+degrees of freedom (the same as :func:`scipy.stats.pearsonr`).  A category constant over the
+queries has no correlation (NaN), is left out of the multiple-testing family and counted.  The
+Benjamini–Hochberg family is, by default, one metric's categories (``family="metric"``; adding a
+metric does not change another's results), or every test of the table (``family="all"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from rankbias.errors import InputError, located
+from rankbias.runs import Run
+from rankbias.text import tokenize
+
+__all__ = [
+    "CategoryDictionary",
+    "CategoryCounts",
+    "read_dic",
+    "open_dictionary",
+    "open_dictionary_path",
+    "read_empath_tsv",
+    "empath_available",
+    "empath_dictionary",
+    "document_category_counts",
+    "category_shares",
+    "query_category_shares",
+    "correlate",
+    "top_categories",
+]
+
+OPEN_DICTIONARY_FILE = "liwc_open.dic"
+UNSUPPORTED_POLICIES = ("error", "skip")
+FAMILIES = ("metric", "all")
+SHOW_IDS = 5
+
+
+# ---- dictionaries -------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CategoryDictionary:
+    """Words and stems assigned to categories.
+
+    Attributes
+    ----------
+    categories:
+        Category names, in the order of every per-category array (the file's order).
+    words:
+        Read-only mapping ``word -> category indices`` for exact entries.
+    stems:
+        Read-only mapping ``stem -> category indices`` for wildcard entries (``happ*`` → ``happ``).
+    source:
+        Where it came from, for messages.
+    skipped:
+        Entries left out because they cannot match a single token (``unsupported="skip"``).
+    """
+
+    categories: tuple[str, ...]
+    words: Mapping[str, tuple[int, ...]]
+    stems: Mapping[str, tuple[int, ...]]
+    source: str = "<memory>"
+    skipped: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "categories", tuple(self.categories))
+        if len(set(self.categories)) != len(self.categories):
+            raise InputError(f"{self.source}: category names repeat in {list(self.categories)}")
+        n = len(self.categories)
+        for kind, entries in (("word", self.words), ("stem", self.stems)):
+            for entry, cats in entries.items():
+                if not cats or any(not 0 <= c < n for c in cats):
+                    raise InputError(
+                        f"{self.source}: {kind} {entry!r} has category indices {list(cats)}; "
+                        f"expected at least one in 0..{n - 1}"
+                    )
+        object.__setattr__(self, "words", MappingProxyType(dict(self.words)))
+        object.__setattr__(self, "stems", MappingProxyType(dict(self.stems)))
+        lengths = sorted({len(s) for s in self.stems}, reverse=True)
+        object.__setattr__(self, "_stem_lengths", tuple(lengths))
+
+    @classmethod
+    def from_mapping(
+        cls, entries: Mapping[str, Iterable[str]], source: str = "<memory>"
+    ) -> CategoryDictionary:
+        """Build from ``{category: [word or stem*, …]}`` (categories in the mapping's order)."""
+        categories = tuple(entries)
+        words: dict[str, set[int]] = {}
+        stems: dict[str, set[int]] = {}
+        for index, name in enumerate(categories):
+            for raw in entries[name]:
+                entry = str(raw).strip().lower()
+                _check_entry(entry, source, None)
+                target = stems if entry.endswith("*") else words
+                target.setdefault(entry.rstrip("*"), set()).add(index)
+        return cls(
+            categories,
+            {w: tuple(sorted(c)) for w, c in words.items()},
+            {s: tuple(sorted(c)) for s, c in stems.items()},
+            source,
+        )
+
+    def categories_of(self, token: str) -> tuple[str, ...]:
+        """The category names of one (lower-cased) token under the matching rule."""
+        return tuple(self.categories[i] for i in self._match(token))
+
+    def _match(self, token: str) -> tuple[int, ...]:
+        found = self.words.get(token)
+        if found is not None:
+            return found
+        for length in self._stem_lengths:  # longest stem first
+            if length <= len(token):
+                found = self.stems.get(token[:length])
+                if found is not None:
+                    return found
+        return ()
+
+    def membership(self, types: Sequence[str]) -> sp.csr_matrix:
+        """Sparse 0/1 matrix ``(len(types), n_categories)``: each distinct type's categories."""
+        rows, cols = [], []
+        for row, token in enumerate(types):
+            cats = self._match(token)
+            rows.extend([row] * len(cats))
+            cols.extend(cats)
+        data = np.ones(len(rows), dtype=np.int64)
+        return sp.csr_matrix((data, (rows, cols)), shape=(len(types), len(self.categories)))
+
+    def restrict(self, categories: Iterable[str]) -> CategoryDictionary:
+        """The dictionary with only the named categories (unknown names are a KeyError)."""
+        keep = list(categories)
+        unknown = [c for c in keep if c not in self.categories]
+        if unknown:
+            raise KeyError(f"no categor(ies) {unknown}; the categories are {list(self.categories)}")
+        new_index = {self.categories.index(c): i for i, c in enumerate(keep)}
+
+        def remap(entries):
+            out = {}
+            for entry, cats in entries.items():
+                kept = tuple(sorted(new_index[c] for c in cats if c in new_index))
+                if kept:
+                    out[entry] = kept
+            return out
+
+        return CategoryDictionary(
+            tuple(keep), remap(self.words), remap(self.stems), f"{self.source} (restricted)"
+        )
+
+    def __len__(self) -> int:
+        return len(self.words) + len(self.stems)
+
+    def __repr__(self) -> str:
+        return (
+            f"CategoryDictionary({len(self.categories)} categories, {len(self.words)} words, "
+            f"{len(self.stems)} stems; from {self.source})"
+        )
+
+
+def _check_entry(entry: str, path, line: int | None) -> None:
+    if entry in ("", "*"):
+        raise located(path, line, f"found the entry {entry!r}; expected a word or a stem*")
+    if "*" in entry[:-1]:
+        raise located(
+            path, line, f"found {entry!r}; expected '*' only at the end of a word (a stem)"
+        )
+
+
+def read_dic(
+    path: str | Path, unsupported: str = "error", encoding: str = "utf-8-sig"
+) -> CategoryDictionary:
+    """Read a dictionary in LIWC ``.dic`` format (module docstring).
+
+    Errors name the file and line: a missing or unterminated ``%`` header, a malformed or repeated
+    category id or name, an entry without categories, an id the header does not declare, a word
+    listed twice, a ``*`` not at the end of a word.  ``unsupported`` decides what to do with
+    entries no single token can match (multi-word phrases, LIWC2007 conditional ids):
+    ``"error"`` (default) or ``"skip"`` (counted in ``skipped``).
+    """
+    if unsupported not in UNSUPPORTED_POLICIES:
+        raise ValueError(
+            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
+        )
+    path = Path(path)
+    try:
+        text = path.read_text(encoding=encoding)
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{path}: cannot decode as {encoding} ({error}); pass encoding= (e.g. 'latin-1')"
+        ) from None
+    lines = text.splitlines()
+    number = 0
+    while number < len(lines) and not lines[number].strip():
+        number += 1
+    if number == len(lines) or lines[number].strip() != "%":
+        raise located(
+            path,
+            number + 1 if number < len(lines) else None,
+            "expected a line holding '%' to open the category header"
+            + (f", found {lines[number].strip()!r}" if number < len(lines) else ", found no text"),
+        )
+    ids: dict[str, int] = {}
+    names: list[str] = []
+    id_line: dict[str, int] = {}
+    number += 1
+    while True:
+        if number == len(lines):
+            raise located(path, None, "the category header is not closed by a line holding '%'")
+        raw = lines[number].strip()
+        number += 1
+        if not raw:
+            continue
+        if raw == "%":
+            break
+        parts = raw.split(None, 1)
+        if len(parts) != 2 or not parts[0].isdigit():
+            raise located(
+                path,
+                number,
+                f"found {raw!r} in the category header; expected 'id<TAB>name' "
+                "(or a line holding '%' closing the header)",
+            )
+        cat_id, name = str(int(parts[0])), parts[1].strip()
+        if cat_id in ids:
+            raise located(
+                path,
+                number,
+                f"category id {cat_id} declared again (first on line {id_line[cat_id]})",
+            )
+        if name in names:
+            raise located(path, number, f"category name {name!r} declared twice")
+        ids[cat_id], id_line[cat_id] = len(names), number
+        names.append(name)
+    if not names:
+        raise located(path, number, "the category header declares no categories")
+    words: dict[str, tuple[int, ...]] = {}
+    stems: dict[str, tuple[int, ...]] = {}
+    first_line: dict[str, int] = {}
+    skipped = 0
+    for offset, raw_line in enumerate(lines[number:]):
+        line_no = number + offset + 1
+        raw = raw_line.strip()
+        if not raw:
+            continue
+        if "\t" in raw:
+            word, _, rest = raw.partition("\t")
+            word, fields = word.strip().lower(), rest.split()
+        else:
+            word, *fields = raw.lower().split()
+        if not fields:
+            raise located(path, line_no, f"entry {word!r} lists no category ids; expected ≥ 1")
+        unusable = None
+        if any(ch.isspace() for ch in word):
+            unusable = f"the multi-word entry {word!r} cannot match a single token"
+        elif not all(f.isdigit() for f in fields):
+            unusable = f"entry {word!r} has non-numeric (conditional?) category ids {fields}"
+        if unusable:
+            if unsupported == "error":
+                raise located(path, line_no, unusable + "; pass unsupported='skip' to leave it out")
+            skipped += 1
+            continue
+        _check_entry(word, path, line_no)
+        cats = []
+        for field in fields:
+            key = str(int(field))
+            if key not in ids:
+                raise located(
+                    path, line_no, f"entry {word!r} names category id {field}; the header "
+                    f"declares {sorted(ids, key=int)}"
+                )  # fmt: skip
+            cats.append(ids[key])
+        if word in first_line:
+            raise located(
+                path, line_no, f"{word!r} is listed again (first on line {first_line[word]}); "
+                "expected each word once, with all its categories"
+            )  # fmt: skip
+        first_line[word] = line_no
+        target = stems if word.endswith("*") else words
+        target[word.rstrip("*")] = tuple(sorted(set(cats)))
+    return CategoryDictionary(tuple(names), words, stems, str(path), skipped)
+
+
+def open_dictionary_path() -> Path:
+    """Path of the project's open LIWC-format dictionary (``resources/liwc_open.dic``)."""
+    return Path(str(resources.files("rankbias") / "resources" / OPEN_DICTIONARY_FILE))
+
+
+def open_dictionary() -> CategoryDictionary:
+    """The project's open dictionary (see ``resources/LIWC_OPEN.md``)."""
+    return read_dic(open_dictionary_path())
+
+
+def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDictionary:
+    """Read Empath's ``categories.tsv``: ``category<TAB>term<TAB>term…`` per line.
+
+    Empath's terms are exact words (no stems).  Multi-word terms (with a space or ``_``) cannot
+    match one token of our tokeniser and are skipped and counted (``unsupported="error"`` refuses
+    them); an empty line, a category without terms or a category named twice is an error.
+    """
+    if unsupported not in UNSUPPORTED_POLICIES:
+        raise ValueError(
+            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
+        )
+    path = Path(path)
+    categories: list[str] = []
+    words: dict[str, set[int]] = {}
+    skipped = 0
+    for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        name, *terms = raw.rstrip("\n").split("\t")
+        name = name.strip()
+        terms = [t.strip().lower() for t in terms if t.strip()]
+        if not name or not terms:
+            raise located(path, line_no, "expected 'category<TAB>term<TAB>…' with ≥ 1 term")
+        if name in categories:
+            raise located(path, line_no, f"category {name!r} appears twice")
+        index = len(categories)
+        categories.append(name)
+        for term in terms:
+            if any(ch.isspace() for ch in term) or "_" in term or "*" in term:
+                if unsupported == "error":
+                    raise located(path, line_no, f"term {term!r} cannot match a single token")
+                skipped += 1
+                continue
+            words.setdefault(term, set()).add(index)
+    if not categories:
+        raise located(path, None, "no categories found")
+    return CategoryDictionary(
+        tuple(categories), {w: tuple(sorted(c)) for w, c in words.items()}, {}, str(path), skipped
+    )
+
+
+def empath_available() -> bool:
+    """Whether the ``empath`` package (PyPI, 0.89) is installed."""
+    return find_spec("empath") is not None
+
+
+def empath_dictionary() -> CategoryDictionary:
+    """Empath's lexicon, read from the ``data/categories.tsv`` inside the installed package.
+
+    Without ``empath`` installed this is an ImportError saying how to get it; the open dictionary
+    and a user's LIWC file do not need it.
+    """
+    if not empath_available():
+        raise ImportError(
+            "the Empath lexicon needs the 'empath' package (pip install empath==0.89); "
+            "the open dictionary (open_dictionary()) and read_dic(path) work without it"
+        )
+    path = Path(str(resources.files("empath") / "data" / "categories.tsv"))
+    if not path.is_file():
+        raise InputError(f"{path}: Empath's categories file is missing from the installed package")
+    return read_empath_tsv(path)
+
+
+# ---- counting -----------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CategoryCounts:
+    """Per-document category counts.
+
+    Attributes
+    ----------
+    docids:
+        Document ids (object array of ``str``); row ``i`` of the arrays belongs to ``docids[i]``.
+    lengths:
+        ``int64`` number of tokens per document.
+    counts:
+        ``scipy.sparse.csr_matrix`` ``(n_docs, n_categories)`` of tokens in each category.
+    categories:
+        Category names, the column order of ``counts``.
+    """
+
+    docids: np.ndarray
+    lengths: np.ndarray
+    counts: sp.csr_matrix
+    categories: tuple[str, ...]
+
+    def rows(self, docids) -> np.ndarray:
+        """Row of each docid, ``-1`` where absent."""
+        index = pd.Index(self.docids, dtype=object)
+        return index.get_indexer(np.asarray(docids, dtype=object)).astype(np.int64)
+
+
+def document_category_counts(
+    texts: Iterable[str],
+    dictionary: CategoryDictionary,
+    docids: Iterable[str] | None = None,
+    tokenizer: str = "default",
+) -> CategoryCounts:
+    """Category counts and lengths of each text (module docstring, *Counting*)."""
+    texts = list(texts)
+    docids = (
+        np.array([str(i) for i in range(len(texts))], dtype=object)
+        if docids is None
+        else np.asarray([str(d) for d in docids], dtype=object)
+    )
+    if len(docids) != len(texts):
+        raise ValueError(f"{len(docids)} docids for {len(texts)} texts; expected one each")
+    if len(pd.unique(docids)) != len(docids):
+        raise InputError("docids repeat; expected one text per document id")
+    tokens = [tokenize(t, tokenizer) for t in texts]
+    lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
+    flat = np.fromiter((w for doc in tokens for w in doc), dtype=object, count=int(lengths.sum()))
+    codes, types = pd.factorize(flat) if len(flat) else (np.zeros(0, np.int64), np.array([]))
+    doc_of = np.repeat(np.arange(len(texts)), lengths)
+    by_type = sp.csr_matrix(
+        (np.ones(len(codes), dtype=np.int64), (doc_of, codes)), shape=(len(texts), len(types))
+    )
+    counts = (by_type @ dictionary.membership(list(types))).tocsr()
+    return CategoryCounts(docids, lengths, counts, dictionary.categories)
+
+
+def category_shares(
+    run: Run, counts: CategoryCounts, cutoff: int = 10, missing: str = "error"
+) -> pd.DataFrame:
+    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category.
+
+    Returns columns ``run, qid, category, value``.  A document of the run that ``counts`` lacks is
+    an error (``missing="skip"`` leaves it out of the pool and counts it in
+    ``attrs["missing_documents"]``); a query whose pooled top-``cutoff`` has no tokens gets NaN
+    shares and is listed in ``attrs["empty_queries"]``.  ``attrs["tokens"]`` maps qid → pooled
+    token count.
+    """
+    if missing not in ("error", "skip"):
+        raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
+    cut = run.cut(cutoff)
+    rows = counts.rows(cut.docids)
+    absent = rows < 0
+    if absent.any() and missing == "error":
+        ids = pd.unique(cut.docids[absent])
+        raise InputError(
+            f"run {run.name!r}: {len(ids)} document(s) of the top {cutoff} have no category "
+            f"counts, e.g. {', '.join(map(str, ids[:SHOW_IDS]))}; expected every document "
+            "counted (or missing='skip')"
+        )
+    query_of = np.repeat(np.arange(len(cut.qids)), cut.list_lengths)
+    keep = ~absent
+    pool = sp.csr_matrix(
+        (np.ones(int(keep.sum())), (query_of[keep], rows[keep])),
+        shape=(len(cut.qids), len(counts.docids)),
+    )
+    totals = np.asarray((pool @ counts.counts).todense())
+    tokens = pool @ counts.lengths.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    n_q, n_c = shares.shape
+    frame = pd.DataFrame(
+        {
+            "run": run.name,
+            "qid": np.repeat(cut.qids.astype(object), n_c),
+            "category": np.tile(np.asarray(counts.categories, dtype=object), n_q),
+            "value": shares.reshape(-1),
+        }
+    )
+    frame.attrs["missing_documents"] = int(absent.sum())
+    frame.attrs["empty_queries"] = [str(q) for q in cut.qids[tokens == 0]]
+    frame.attrs["tokens"] = {str(q): int(t) for q, t in zip(cut.qids, tokens, strict=True)}
+    return frame
+
+
+def query_category_shares(
+    texts_by_query: Mapping[str, Sequence[str]],
+    dictionary: CategoryDictionary,
+    tokenizer: str = "default",
+) -> pd.DataFrame:
+    """Shares for queries given directly as ``{qid: [text of document 1, …]}`` (already cut).
+
+    Columns ``qid, category, value``; a query whose texts have no tokens gets NaN and is listed
+    in ``attrs["empty_queries"]``.
+    """
+    qids = [str(q) for q in texts_by_query]
+    texts = [t for q in texts_by_query for t in texts_by_query[q]]
+    sizes = np.array([len(texts_by_query[q]) for q in texts_by_query], dtype=np.int64)
+    counts = document_category_counts(texts, dictionary, tokenizer=tokenizer)
+    query_of = np.repeat(np.arange(len(qids)), sizes)
+    pool = sp.csr_matrix(
+        (np.ones(len(texts)), (query_of, np.arange(len(texts)))), shape=(len(qids), len(texts))
+    )
+    totals = np.asarray((pool @ counts.counts).todense())
+    tokens = pool @ counts.lengths.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    n_c = len(dictionary.categories)
+    frame = pd.DataFrame(
+        {
+            "qid": np.repeat(np.asarray(qids, dtype=object), n_c),
+            "category": np.tile(np.asarray(dictionary.categories, dtype=object), len(qids)),
+            "value": shares.reshape(-1),
+        }
+    )
+    frame.attrs["empty_queries"] = [q for q, t in zip(qids, tokens, strict=True) if t == 0]
+    return frame
+
+
+# ---- correlation --------------------------------------------------------------------------------
+def _one_per(frame: pd.DataFrame, key: str, what: str, run, cutoff) -> pd.DataFrame:
+    """Select ``run``/``cutoff`` where the columns exist; refuse several combinations."""
+    for column, value in (("run", run), ("cutoff", cutoff)):
+        if column in frame.columns:
+            if value is not None:
+                frame = frame[frame[column] == value]
+            present = frame[column].drop_duplicates()
+            if len(present) > 1:
+                raise InputError(
+                    f"the {what} table holds {len(present)} values of {column!r} "
+                    f"({', '.join(map(repr, present.head(5)))}); expected one: pass {column}="
+                )
+    duplicated = frame.duplicated(["qid", key], keep=False)
+    if duplicated.any():
+        first = frame[duplicated].iloc[0]
+        raise InputError(
+            f"the {what} table has several rows for qid {first['qid']!r} and {key} "
+            f"{first[key]!r}; expected one per (qid, {key})"
+        )
+    return frame
+
+
+def correlate(
+    per_query_metric: pd.DataFrame,
+    shares: pd.DataFrame,
+    alpha: float = 0.05,
+    family: str = "metric",
+    metrics: Sequence[str] | None = None,
+    run: str | None = None,
+    cutoff: int | None = None,
+) -> pd.DataFrame:
+    """Pearson ``r`` and p between each metric's per-query values and each category's shares.
+
+    ``per_query_metric``: tidy ``qid, metric, value`` (with ``run``/``cutoff`` columns holding
+    one value each, or selected by ``run=``/``cutoff=``); ``shares``: tidy ``qid, category,
+    value`` as :func:`category_shares` returns (same ``run`` selection).  Queries are joined on
+    ``qid``; a query that lacks shares, or whose metric value or shares are NaN, is left out of
+    that metric's correlations and counted in ``attrs["excluded_queries"]`` (metric → count).
+
+    Returns columns ``metric, category, n, r, p, p_bh, significant, significant_bh`` (``p_bh``
+    Benjamini–Hochberg adjusted within ``family``; significance at ``alpha``).
+    ``attrs["undefined"]`` counts the (metric, category) pairs with no correlation (a constant
+    column), which are left out of the family.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), found {alpha!r}")
+    for frame, key, what in (
+        (per_query_metric, "metric", "metric"),
+        (shares, "category", "shares"),
+    ):
+        lacking = {"qid", key, "value"} - set(frame.columns)
+        if lacking:
+            raise InputError(f"the {what} table lacks column(s) {sorted(lacking)}")
+    table = pd.DataFrame({c: per_query_metric[c].to_numpy() for c in per_query_metric.columns})
+    shares = pd.DataFrame({c: shares[c].to_numpy() for c in shares.columns})  # drop attrs
+    if metrics is not None:
+        table = table[table["metric"].isin(list(metrics))]
+        absent = [m for m in metrics if m not in set(table["metric"])]
+        if absent:
+            raise InputError(f"the metric table has no rows for {absent}")
+    table = _one_per(table, "metric", "metric", run, cutoff)
+    shares = _one_per(shares, "category", "shares", run, None)
+    if table.empty or shares.empty:
+        raise InputError("nothing to correlate: the metric or the shares table is empty")
+    x_wide = table.pivot(index="qid", columns="metric", values="value")
+    x_wide.index = x_wide.index.astype(str)
+    if metrics is not None:
+        x_wide = x_wide[list(metrics)]
+    y_wide = shares.pivot(index="qid", columns="category", values="value")
+    y_wide.index = y_wide.index.astype(str)
+    y_wide = y_wide.reindex(x_wide.index)
+    categories = list(y_wide.columns)
+    y_all = y_wide.to_numpy(dtype=np.float64)
+    rows, excluded, undefined = [], {}, 0
+    for metric in x_wide.columns:
+        x = x_wide[metric].to_numpy(dtype=np.float64)
+        ok = np.isfinite(x) & np.isfinite(y_all).all(axis=1)
+        excluded[metric] = int((~ok).sum())
+        r, p = _pearson_columns(x[ok], y_all[ok])
+        undefined += int(np.isnan(r).sum())
+        n = int(ok.sum())
+        rows.append(
+            pd.DataFrame({"metric": metric, "category": categories, "n": n, "r": r, "p": p})
+        )
+    out = pd.concat(rows, ignore_index=True)
+    p_values = out["p"].to_numpy(dtype=np.float64)
+    p_bh = np.full(len(out), np.nan)
+    keys = np.zeros(len(out), np.int64) if family == "all" else pd.factorize(out["metric"])[0]
+    tested = np.isfinite(p_values)
+    order = np.argsort(keys, kind="stable")
+    bounds = np.flatnonzero(np.diff(keys[order])) + 1
+    for index in np.split(order, bounds):
+        index = index[tested[index]]
+        if len(index):
+            p_bh[index] = multipletests(p_values[index], alpha=alpha, method="fdr_bh")[1]
+    out["p_bh"] = p_bh
+    out["significant"] = out["p"] < alpha
+    out["significant_bh"] = out["p_bh"] < alpha
+    out.attrs["excluded_queries"] = excluded
+    out.attrs["undefined"] = undefined
+    out.attrs["alpha"] = alpha
+    out.attrs["family"] = family
+    return out
+
+
+def _pearson_columns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson r and two-sided p of ``x`` (n,) with each column of ``y`` (n, c)."""
+    n = len(x)
+    if n < 3:
+        nan = np.full(y.shape[1], np.nan)
+        return nan, nan.copy()
+    xc = x - x.mean()
+    yc = y - y.mean(axis=0)
+    sx = np.sqrt((xc**2).sum())
+    sy = np.sqrt((yc**2).sum(axis=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc @ yc) / (sx * sy)
+        r = np.clip(r, -1.0, 1.0)
+        r[(sy == 0) | (sx == 0)] = np.nan
+        t = r * np.sqrt((n - 2) / (1.0 - r**2))
+    p = 2.0 * stats.t.sf(np.abs(t), n - 2)
+    p[np.abs(r) == 1.0] = 0.0
+    p[np.isnan(r)] = np.nan
+    return r, p
+
+
+def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) -> pd.DataFrame:
+    """Per metric, the ``k`` categories with the largest ``|r|`` among the significant ones.
+
+    ``adjust=True`` uses ``significant_bh`` (Benjamini–Hochberg), ``False`` the unadjusted
+    ``significant``, both at the ``alpha`` given to :func:`correlate`.  Ties in ``|r|`` are
+    broken by category name.  A metric with fewer than ``k`` significant categories gets fewer
+    rows (``attrs["n_significant"]`` holds the counts); none are padded.  Columns ``metric, rank,
+    category, r, p`` (``p`` the one the selection used).
+    """
+    column = "significant_bh" if adjust else "significant"
+    p_column = "p_bh" if adjust else "p"
+    if k < 1:
+        raise ValueError(f"k must be at least 1, found {k}")
+    table = pd.DataFrame(
+        {c: correlations[c].to_numpy() for c in ("metric", "category", "r", p_column, column)}
+    )  # plain columns: no attrs copied along the way
+    metric_order = list(dict.fromkeys(table["metric"]))
+    counts = {m: int(n) for m, n in table.groupby("metric", sort=False)[column].sum().items()}
+    picked = table[table[column].astype(bool)].assign(abs_r=lambda f: f["r"].abs())
+    picked["metric"] = pd.Categorical(picked["metric"], categories=metric_order)
+    picked = picked.sort_values(["metric", "abs_r", "category"], ascending=[True, False, True])
+    picked["rank"] = picked.groupby("metric", observed=True).cumcount() + 1
+    picked = picked[picked["rank"] <= k]
+    out = pd.DataFrame(
+        {
+            "metric": picked["metric"].astype(object).to_numpy(),
+            "rank": picked["rank"].to_numpy(),
+            "category": picked["category"].to_numpy(),
+            "r": picked["r"].to_numpy(),
+            "p": picked[p_column].to_numpy(),
+        }
+    )
+    out.attrs["n_significant"] = counts
+    out.attrs["adjusted"] = adjust
+    return out

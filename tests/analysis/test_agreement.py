@@ -1,0 +1,161 @@
+"""Tests of rankbias.analysis.agreement: paired t-tests with Bonferroni, Pearson r, the table.
+
+Expected values come from SciPy called in the test, hand-built differences and hand-applied
+Bonferroni (``min(1, m·p)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rankbias.analysis.agreement import (
+    MARK_BETTER,
+    MARK_CORRELATED,
+    MARK_WORSE,
+    agreement_table,
+    metric_correlation,
+    paired_tests,
+    split_label,
+)
+from rankbias.errors import InputError
+
+
+def tidy(run, metric, values, cutoff=10, qids=None):
+    qids = [f"q{i:02d}" for i in range(len(values))] if qids is None else qids
+    return pd.DataFrame(
+        {"run": run, "qid": qids, "metric": metric, "cutoff": cutoff, "value": values}
+    )
+
+
+@pytest.fixture
+def testbed():
+    rng = np.random.default_rng(0)
+    n = 40
+    base = rng.uniform(0.5, 0.9, n)
+    systems = {
+        "bm25": base,
+        "dense": np.clip(base + 0.08 + rng.normal(0, 0.03, n), 0, 1),  # clearly fairer
+        "noisy": np.clip(base + rng.normal(0, 0.1, n), 0, 1),  # no real difference
+        "worse": np.clip(base - 0.1 + rng.normal(0, 0.02, n), 0, 1),  # clearly less fair
+    }
+    bias = pd.concat(
+        [tidy(r, "nfairr", v) for r, v in systems.items()]
+        + [tidy(r, "texfair", 0.5 * v + rng.normal(0, 0.05, n)) for r, v in systems.items()]
+    )
+    effectiveness = pd.concat(
+        [tidy(r, "nDCG", rng.uniform(0, 1, n)) for r in systems]
+        + [tidy(r, "RR", rng.uniform(0, 1, n)) for r in systems]
+    )
+    effectiveness["cutoff"] = effectiveness["cutoff"].astype("Int64")  # as effectiveness() has it
+    return bias, effectiveness, systems
+
+
+def test_split_label():
+    assert split_label("nDCG@10") == ("nDCG", 10)
+    assert split_label("AP") == ("AP", None)
+    with pytest.raises(ValueError, match="expected 'metric@cutoff'"):
+        split_label("nDCG@ten")
+
+
+def test_paired_tests_match_scipy_with_bonferroni_by_hand(testbed):
+    bias, effectiveness, systems = testbed
+    out = paired_tests([effectiveness, bias], baseline="bm25")
+    assert out["run"].tolist()[:4] == ["bm25", "dense", "noisy", "worse"]
+    rows = out[out["measure"] == "nfairr@10"].set_index("run")
+    for run in ("dense", "noisy", "worse"):
+        ref = stats.ttest_rel(systems[run], systems["bm25"])
+        assert rows.loc[run, "t"] == pytest.approx(ref.statistic)
+        assert rows.loc[run, "p"] == pytest.approx(ref.pvalue)
+        assert rows.loc[run, "p_bonferroni"] == pytest.approx(min(1.0, 3 * ref.pvalue))
+        assert rows.loc[run, "mean"] == pytest.approx(systems[run].mean())
+        assert rows.loc[run, "difference"] == pytest.approx((systems[run] - systems["bm25"]).mean())
+    assert rows.loc["dense", "significant"] and rows.loc["dense", "better"] is True
+    assert rows.loc["worse", "significant"] and rows.loc["worse", "better"] is False
+    assert not rows.loc["noisy", "significant"]
+    assert np.isnan(rows.loc["bm25", "p"]) and rows.loc["bm25", "better"] is None
+
+
+def test_lower_is_better_for_a_more_biased_metric_and_none_for_a_signed_one():
+    base = np.array([0.5, 0.6, 0.7, 0.8, 0.4])
+    lower = base - np.array([0.1, 0.12, 0.09, 0.11, 0.1])
+    table = pd.concat([tidy("bm25", "ted", base), tidy("s", "ted", lower),
+                       tidy("bm25", "arab_tc", base), tidy("s", "arab_tc", lower)])  # fmt: skip
+    out = paired_tests(table, measures=["ted@10", "arab_tc@10"]).set_index(["run", "measure"])
+    assert out.loc[("s", "ted@10"), "significant"]
+    assert out.loc[("s", "ted@10"), "better"] is True  # TED: higher = more biased
+    assert out.loc[("s", "arab_tc@10"), "significant"]
+    assert out.loc[("s", "arab_tc@10"), "better"] is None  # signed: no better direction
+    flipped = paired_tests(table, measures=["ted@10"], higher_is_better={"ted": True})
+    assert flipped.set_index("run").loc["s", "better"] is False
+
+
+def test_queries_are_paired_and_the_left_out_ones_counted():
+    base = tidy("bm25", "nfairr", [0.1, 0.2, 0.3, 0.4, 0.5])
+    other = tidy("s", "nfairr", [0.3, np.nan, 0.6, 0.5, 0.9, 0.7],
+                 qids=["q00", "q01", "q02", "q03", "q04", "q05"])  # fmt: skip
+    out = paired_tests(pd.concat([base, other]), measures=["nfairr@10"]).set_index("run")
+    # paired queries: q00, q02, q03, q04 (q01 is NaN in s, q05 absent in bm25)
+    ref = stats.ttest_rel([0.3, 0.6, 0.5, 0.9], [0.1, 0.3, 0.4, 0.5])
+    assert out.loc["s", "p"] == pytest.approx(ref.pvalue)
+    assert out.loc["s", "n_excluded"] == 2
+    assert out.loc["s", "n"] == 5 and out.loc["s", "mean"] == pytest.approx(3.0 / 5)
+    assert out.loc["bm25", "n_excluded"] == 1  # q05 has no bm25 value
+
+
+def test_a_query_set_restricts_every_statistic(testbed):
+    bias, _, systems = testbed
+    subset = [f"q{i:02d}" for i in range(0, 40, 2)]
+    out = paired_tests(bias, measures=["nfairr@10"], qids=subset).set_index("run")
+    ref = stats.ttest_rel(systems["dense"][::2], systems["bm25"][::2])
+    assert out.loc["dense", "p"] == pytest.approx(ref.pvalue)
+    assert out.loc["dense", "n"] == 20
+
+
+def test_metric_correlation_matches_scipy(testbed):
+    bias, _, _ = testbed
+    out = metric_correlation(bias).set_index("run")
+    for run in ("bm25", "dense", "noisy", "worse"):
+        wide = bias[bias["run"] == run].pivot(index="qid", columns="metric", values="value")
+        ref = stats.pearsonr(wide["texfair"], wide["nfairr"])
+        assert out.loc[run, "r"] == pytest.approx(ref.statistic)
+        assert out.loc[run, "p"] == pytest.approx(ref.pvalue)
+        assert out.loc[run, "significant"] == (ref.pvalue < 0.05)
+        assert out.loc[run, "n"] == 40
+
+
+def test_metric_correlation_counts_undefined_queries():
+    a = tidy("s", "texfair", [0.1, np.nan, 0.3, 0.2, 0.5])
+    b = tidy("s", "nfairr", [0.2, 0.4, 0.5, 0.1, np.nan])
+    out = metric_correlation(pd.concat([a, b])).iloc[0]
+    ref = stats.pearsonr([0.1, 0.3, 0.2], [0.2, 0.5, 0.1])
+    assert out["n"] == 3 and out["n_excluded"] == 2
+    assert out["r"] == pytest.approx(ref.statistic)
+
+
+def test_agreement_table_marks_like_the_paper(testbed):
+    bias, effectiveness, _ = testbed
+    tests = paired_tests([effectiveness, bias])
+    table = agreement_table(tests, metric_correlation(bias), digits=3)
+    assert list(table.columns) == ["nDCG@10", "MRR@10", "NFaiRR@10", "TExFAIR@10", "r"]
+    assert list(table.index) == ["bm25", "dense", "noisy", "worse"]
+    assert table.loc["dense", "NFaiRR@10"].endswith(MARK_BETTER)
+    assert table.loc["worse", "NFaiRR@10"].endswith(MARK_WORSE)
+    assert not table.loc["noisy", "NFaiRR@10"].endswith((MARK_BETTER, MARK_WORSE))
+    assert not table.loc["bm25", "NFaiRR@10"].endswith((MARK_BETTER, MARK_WORSE))
+    mean = tests.set_index(["run", "measure"]).loc[("dense", "nfairr@10"), "mean"]
+    assert table.loc["dense", "NFaiRR@10"] == f"{mean:.3f}{MARK_BETTER}"
+    assert all(cell.endswith(MARK_CORRELATED) for cell in table["r"])
+    assert "Bonferroni" in table.attrs["legend"]
+
+
+def test_bad_input_is_an_error(testbed):
+    bias, _, _ = testbed
+    with pytest.raises(InputError, match="baseline run 'bm26'"):
+        paired_tests(bias, measures=["nfairr@10"], baseline="bm26")
+    with pytest.raises(InputError, match="no rows for measure 'nfairr@5'"):
+        paired_tests(bias, measures=["nfairr@5"])
+    with pytest.raises(InputError, match="several rows for query"):
+        paired_tests(pd.concat([bias, bias.head(1)]), measures=["nfairr@10"])

@@ -1,0 +1,261 @@
+"""Tests of rankbias.analysis.consistency: bias levels, quartile bins, overlaps, rank statistics.
+
+Expected values come from hand computation, invariants (identical metrics, reversed metrics) and
+the hypergeometric law of the overlap of independent orderings — never from the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rankbias.analysis import consistency
+from rankbias.analysis.consistency import (
+    bias_direction,
+    bias_levels,
+    consistency_bins,
+    query_bins,
+    rank_correlations,
+    rank_differences,
+)
+from rankbias.errors import InputError
+
+
+def tidy(values: dict[str, np.ndarray], run="bm25", cutoff=10, qids=None) -> pd.DataFrame:
+    """A per-query table for one run/cutoff: {metric: values over the same queries}."""
+    n = len(next(iter(values.values())))
+    qids = [f"q{i:04d}" for i in range(n)] if qids is None else qids
+    return pd.concat(
+        [
+            pd.DataFrame({"run": run, "qid": qids, "metric": m, "cutoff": cutoff, "value": v})
+            for m, v in values.items()
+        ],
+        ignore_index=True,
+    )
+
+
+# ---- bias levels ------------------------------------------------------------------------------
+def test_bias_levels_follow_the_registry_directions():
+    table = tidy({"nfairr": np.array([0.9, 0.2]), "ted": np.array([0.3, 0.1]),
+                  "arab_tc": np.array([-0.5, 0.25])})  # fmt: skip
+    out = bias_levels(table, ["nfairr", "ted", "arab_tc"]).set_index(["metric", "qid"])["bias"]
+    assert out["nfairr", "q0000"] == pytest.approx(0.1)  # 1 − NFaiRR
+    assert out["nfairr", "q0001"] == pytest.approx(0.8)
+    assert out["ted", "q0000"] == pytest.approx(0.3)  # higher = more biased: as is
+    assert out["arab_tc", "q0000"] == pytest.approx(0.5)  # |ARaB|
+    assert out["arab_tc", "q0001"] == pytest.approx(0.25)
+
+
+def test_non_fairness_entries_and_unknown_metrics_are_refused_unless_directed():
+    for name in ("rbdf", "ifairr", "rab_tc_f"):
+        with pytest.raises(ValueError, match="no bias level"):
+            bias_direction(name)
+    with pytest.raises(ValueError, match="not in the registry"):
+        bias_direction("duo")
+    assert bias_direction("duo", {"duo": "biased"}) == "biased"
+    with pytest.raises(ValueError, match="expected one of"):
+        bias_direction("duo", {"duo": "up"})
+
+
+# ---- bins by hand -----------------------------------------------------------------------------
+def test_ties_are_broken_by_qid_and_bins_by_position():
+    # 8 queries; values (higher = more biased) with ties; order: most biased first, ties by qid
+    qids = ["q8", "q1", "q5", "q3", "q2", "q7", "q4", "q6"]
+    values = np.array([0.5, 0.9, 0.5, 0.1, 0.9, 0.0, 0.5, 0.1])
+    bins = query_bins(tidy({"ted": values}, qids=qids), ["ted"]).set_index("qid")
+    # sorted: q1 0.9, q2 0.9, q4 0.5, q5 0.5, q8 0.5, q3 0.1, q6 0.1, q7 0.0
+    expected_rank = {"q1": 1, "q2": 2, "q4": 3, "q5": 4, "q8": 5, "q3": 6, "q6": 7, "q7": 8}
+    assert bins["rank"].to_dict() == expected_rank
+    assert bins["bin"].to_dict() == {q: (r - 1) // 2 + 1 for q, r in expected_rank.items()}
+
+
+def test_uneven_bins_hold_floor_or_ceiling_of_n_over_bins():
+    # n = 10, 4 bins: position i goes to ⌊4i/10⌋ → sizes 3, 2, 3, 2
+    x = np.arange(10.0)
+    out = consistency_bins(tidy({"ted": x, "awrf": x}), ["ted", "awrf"], n_boot=0)
+    assert out["n_in_bin"].tolist() == [3, 2, 3, 2]
+    np.testing.assert_allclose(out["chance"], [0.3, 0.2, 0.3, 0.2])
+
+
+# ---- the invariants of the issue --------------------------------------------------------------
+def test_identical_metrics_agree_in_every_bin_with_a_degenerate_interval():
+    rng = np.random.default_rng(3)
+    x = rng.random(203)  # not divisible by 4 on purpose
+    # the same bias levels reached through two directions: ted = x, nfairr = 1 − x
+    out = consistency_bins(tidy({"ted": x, "nfairr": 1 - x}), ["ted", "nfairr"], n_boot=200)
+    assert out["overlap"].tolist() == [1.0] * 4
+    assert out["overlap_low"].tolist() == [1.0] * 4
+    assert out["overlap_high"].tolist() == [1.0] * 4
+
+
+def test_a_metric_and_its_reversal_share_no_query_in_any_bin_when_4_divides_n():
+    rng = np.random.default_rng(4)
+    x = rng.permutation(400) / 400.0  # distinct values
+    # ted = x and nfairr = x: bias levels x and 1 − x, exactly reversed orders
+    out = consistency_bins(tidy({"ted": x, "nfairr": x}), ["ted", "nfairr"], n_boot=0)
+    assert out["overlap"].tolist() == [0.0] * 4
+    np.testing.assert_allclose(out["chance"], 0.25)
+
+
+def test_reversal_with_an_odd_number_of_queries_meets_in_the_middle_bin():
+    # n = 5: positions 0..4 → bins 1,1,2,3,4; reversed, position 2 stays in bin 2 (by hand)
+    x = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
+    out = consistency_bins(tidy({"ted": x, "awrf": -x}), ["ted", "awrf"], n_boot=0)
+    assert out["n_in_bin"].tolist() == [2, 1, 1, 1]
+    assert out["overlap"].tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_independent_metrics_agree_near_chance_within_hypergeometric_spread():
+    n, bins = 2000, 4
+    s = n // bins
+    # |A_k ∩ B_k| ~ Hypergeometric(population n, s successes, s draws)
+    sd_share = math.sqrt(s * (s / n) * (1 - s / n) * (n - s) / (n - 1)) / s
+    overlaps = []
+    for seed in range(5):
+        rng = np.random.default_rng(100 + seed)
+        table = tidy({"ted": rng.random(n), "awrf": rng.random(n)})
+        out = consistency_bins(table, ["ted", "awrf"], n_boot=0)
+        assert np.all(np.abs(out["overlap"] - 0.25) < 4 * sd_share), out["overlap"].tolist()
+        overlaps.extend(out["overlap"])
+    # the mean of 20 bins (the 4 bins of one pair are negatively dependent: bound by 20 iid)
+    assert abs(np.mean(overlaps) - 0.25) < 4 * sd_share / math.sqrt(5)
+
+
+def test_a_planted_partial_agreement_is_measured_by_hand():
+    # 8 queries, 2 bins of 4; a orders q0..q7, b swaps q3 and q4 → one query per bin moves
+    a = np.arange(8.0)[::-1]
+    b = a.copy()
+    b[[3, 4]] = b[[4, 3]]
+    out = consistency_bins(tidy({"ted": a, "awrf": b}), ["ted", "awrf"], n_bins=2, n_boot=0)
+    assert out["overlap"].tolist() == [0.75, 0.75]
+
+
+def test_bootstrap_interval_contains_the_estimate_and_is_reproducible():
+    rng = np.random.default_rng(5)
+    x = rng.random(300)
+    table = tidy({"ted": x, "awrf": x + rng.normal(0, 0.3, 300)})
+    first = consistency_bins(table, ["ted", "awrf"], seed=7, n_boot=300)
+    again = consistency_bins(table, ["ted", "awrf"], seed=7, n_boot=300)
+    other = consistency_bins(table, ["ted", "awrf"], seed=8, n_boot=300)
+    pd.testing.assert_frame_equal(first, again)
+    assert not np.array_equal(first["overlap_low"], other["overlap_low"])
+    assert np.all(first["overlap_low"] <= first["overlap"])
+    assert np.all(first["overlap"] <= first["overlap_high"])
+    assert np.all(first["overlap_high"] - first["overlap_low"] > 0)
+
+
+def test_every_pair_is_reported_once_in_the_order_given():
+    x = np.arange(8.0)
+    table = tidy({"ted": x, "awrf": x, "nfairr": x})
+    out = consistency_bins(table, ["nfairr", "ted", "awrf"], n_boot=0)
+    pairs = list(dict.fromkeys(zip(out["metric_a"], out["metric_b"], strict=True)))
+    assert pairs == [("nfairr", "ted"), ("nfairr", "awrf"), ("ted", "awrf")]
+    assert out["bin"].tolist() == [1, 2, 3, 4] * 3
+
+
+# ---- rank differences and correlations --------------------------------------------------------
+def test_rank_differences_by_hand():
+    table = tidy({"ted": np.array([4.0, 3.0, 2.0, 1.0]), "awrf": np.array([1.0, 2.0, 4.0, 3.0])})
+    out = rank_differences(table, ["ted", "awrf"]).set_index("qid")
+    # ted ranks q0..q3 as 1,2,3,4; awrf as 4,3,1,2
+    assert out["rank_a"].tolist() == [1, 2, 3, 4]
+    assert out["rank_b"].tolist() == [4, 3, 1, 2]
+    assert out["abs_rank_difference"].tolist() == [3, 1, 2, 2]
+
+
+def test_rank_correlations_match_scipy_on_the_bias_levels():
+    rng = np.random.default_rng(6)
+    x = rng.random(60)
+    y = rng.normal(size=60)
+    z = np.round(rng.random(60), 1)  # ties
+    table = tidy({"nfairr": x, "arab_tc": y, "ted": z})
+    out = rank_correlations(table, ["nfairr", "arab_tc", "ted"], n_boot=50)
+    levels = {"nfairr": 1 - x, "arab_tc": np.abs(y), "ted": z}
+    for row in out.itertuples(index=False):
+        a, b = levels[row.metric_a], levels[row.metric_b]
+        ref = stats.kendalltau(a, b) if row.statistic == "kendall_tau" else stats.spearmanr(a, b)
+        assert row.value == pytest.approx(ref.statistic)
+        assert row.p_value == pytest.approx(ref.pvalue)
+        assert row.low <= row.value <= row.high
+        assert row.n == 60
+
+
+def test_rank_correlations_of_identical_and_reversed_metrics():
+    x = np.random.default_rng(7).random(40)
+    out = rank_correlations(tidy({"ted": x, "awrf": x, "nfairr": x}), ["ted", "awrf", "nfairr"],
+                            n_boot=30)  # fmt: skip
+    same = out[(out["metric_a"] == "ted") & (out["metric_b"] == "awrf")]
+    reversed_ = out[(out["metric_a"] == "ted") & (out["metric_b"] == "nfairr")]
+    np.testing.assert_allclose(same[["value", "low", "high"]].to_numpy(), 1.0)
+    np.testing.assert_allclose(reversed_[["value", "low", "high"]].to_numpy(), -1.0)
+
+
+@pytest.mark.parametrize("sign_cells", [0, 10**9])  # SciPy per pair / sign-vector products
+def test_bootstraps_agree_with_a_brute_force_bootstrap(monkeypatch, sign_cells):
+    monkeypatch.setattr(consistency, "KENDALL_MATRIX_CELLS", sign_cells)
+    # same generator draws: indices rng.integers(0, n, (n_boot, n)), sorted per replicate
+    rng = np.random.default_rng(8)
+    x, y = rng.random(30), np.round(rng.random(30), 1)  # y has ties
+    out = rank_correlations(tidy({"ted": x, "awrf": y}), ["ted", "awrf"], n_boot=40, seed=11)
+    draws = np.sort(np.random.default_rng(11).integers(0, 30, size=(40, 30)), axis=1)
+    rhos = [stats.spearmanr(x[i], y[i]).statistic for i in draws]
+    taus = [stats.kendalltau(x[i], y[i]).statistic for i in draws]
+    rho_row = out[out["statistic"] == "spearman_rho"].iloc[0]
+    tau_row = out[out["statistic"] == "kendall_tau"].iloc[0]
+    assert rho_row["low"] == pytest.approx(np.quantile(rhos, 0.025))
+    assert rho_row["high"] == pytest.approx(np.quantile(rhos, 0.975))
+    assert tau_row["low"] == pytest.approx(np.quantile(taus, 0.025))
+    assert tau_row["high"] == pytest.approx(np.quantile(taus, 0.975))
+
+
+# ---- input handling ---------------------------------------------------------------------------
+def test_several_runs_or_cutoffs_must_be_selected_or_grouped():
+    x = np.arange(8.0)
+    table = pd.concat([tidy({"ted": x, "awrf": x}, run="bm25"),
+                       tidy({"ted": x, "awrf": -x}, run="dense")])  # fmt: skip
+    with pytest.raises(InputError, match="2 \\(run, cutoff\\) combinations"):
+        consistency_bins(table, ["ted", "awrf"], n_boot=0)
+    bm25 = consistency_bins(table, ["ted", "awrf"], run="bm25", n_boot=0)
+    with pytest.raises(InputError, match="no rows for run='bm26'"):
+        consistency_bins(table, ["ted", "awrf"], run="bm26", n_boot=0)
+    assert bm25["overlap"].tolist() == [1.0] * 4
+    grouped = consistency_bins(table, ["ted", "awrf"], by=("run", "cutoff"), n_boot=0)
+    assert list(grouped.columns[:2]) == ["run", "cutoff"]
+    assert grouped.loc[grouped["run"] == "bm25", "overlap"].tolist() == [1.0] * 4
+    assert grouped.loc[grouped["run"] == "dense", "overlap"].tolist() == [0.0] * 4
+    assert set(grouped.attrs) == {("bm25", 10), ("dense", 10)}
+
+
+def test_undefined_values_are_excluded_and_counted_or_refused():
+    x = np.arange(10.0)
+    y = x.copy()
+    y[[2, 7]] = np.nan
+    table = tidy({"ted": x, "awrf": y})
+    table = table[~((table["metric"] == "ted") & (table["qid"] == "q0009"))]  # an absent row
+    out = consistency_bins(table, ["ted", "awrf"], n_boot=0)
+    assert out.attrs["undefined_values"] == {"ted": 0, "awrf": 2}
+    assert out.attrs["absent_values"] == {"ted": 1, "awrf": 0}
+    assert out.attrs["excluded_queries"] == ["q0002", "q0007", "q0009"]
+    assert out.attrs["n_queries"] == 7
+    assert out["n_in_bin"].sum() == 7
+    with pytest.raises(InputError, match="3 query\\(ies\\) have an undefined"):
+        consistency_bins(table, ["ted", "awrf"], n_boot=0, undefined="error")
+
+
+def test_bad_tables_are_errors_that_say_what_was_expected():
+    x = np.arange(8.0)
+    table = tidy({"ted": x, "awrf": x})
+    with pytest.raises(InputError, match="no rows for metric"):
+        consistency_bins(table, ["ted", "nfairr"], n_boot=0)
+    with pytest.raises(InputError, match="sharing \\(qid, metric\\)"):
+        consistency_bins(pd.concat([table, table.head(1)]), ["ted", "awrf"], n_boot=0)
+    with pytest.raises(InputError, match="lacks column"):
+        consistency_bins(table.drop(columns="cutoff"), ["ted", "awrf"], n_boot=0)
+    with pytest.raises(ValueError, match="at least 2"):
+        consistency_bins(table, ["ted"], n_boot=0)
+    with pytest.raises(InputError, match="expected at least 4"):
+        consistency_bins(table[table["qid"] < "q0003"], ["ted", "awrf"], n_boot=0)

@@ -1,0 +1,334 @@
+"""Tests of rankbias.analysis.psycholinguistic: .dic parsing, category shares, correlations.
+
+Expected values: shares counted by hand, correlations from SciPy, BH from statsmodels directly,
+and the behaviour of the pipeline on generated data with a planted (or no) correlation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from rankbias.analysis.psycholinguistic import (
+    CategoryDictionary,
+    category_shares,
+    correlate,
+    document_category_counts,
+    empath_available,
+    empath_dictionary,
+    open_dictionary,
+    query_category_shares,
+    read_dic,
+    read_empath_tsv,
+    top_categories,
+)
+from rankbias.errors import InputError
+from rankbias.runs import Run
+
+SMALL_DIC = """%
+1\tposemo
+2\taffect
+3\tfuture
+%
+happy\t1\t2
+happ*\t3
+happi*\t1 2
+hurt*\t2
+will\t3
+"""
+
+
+def write(tmp_path, text, name="test.dic"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---- parsing ----------------------------------------------------------------------------------
+def test_dic_parsing_with_stems_and_several_categories_per_word(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    assert d.categories == ("posemo", "affect", "future")
+    assert dict(d.words) == {"happy": (0, 1), "will": (2,)}
+    assert dict(d.stems) == {"happ": (2,), "happi": (0, 1), "hurt": (1,)}
+    # exact entry wins; otherwise the longest stem the token starts with
+    assert d.categories_of("happy") == ("posemo", "affect")
+    assert d.categories_of("happiness") == ("posemo", "affect")
+    assert d.categories_of("happen") == ("future",)
+    assert d.categories_of("hurts") == ("affect",)
+    assert d.categories_of("hurt") == ("affect",)  # a stem matches the bare stem too
+    assert d.categories_of("hap") == ()
+    assert d.categories_of("unhappy") == ()
+
+
+def test_dic_accepts_space_separated_entries_and_blank_lines(tmp_path):
+    d = read_dic(write(tmp_path, "\n%\n1 one\n\n2 two\n%\n\nAlpha 1 2\nbeta* 2\n"))
+    assert d.categories == ("one", "two")
+    assert d.categories_of("alpha") == ("one", "two")  # lower-cased
+    assert d.categories_of("betas") == ("two",)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("1\tposemo\n%\nhappy\t1\n", r"test.dic:1: expected a line holding '%'"),
+        ("%\n1\tposemo\n", r"test.dic: the category header is not closed"),
+        ("%\n1\tposemo\nhappy\t1\n", r"test.dic:3: found 'happy\\t1' in the category header"),
+        ("%\n1\tposemo\n%\nhappy\t2\n", r"test.dic:4: entry 'happy' names category id 2"),
+        ("%\nx\tposemo\n%\n", r"test.dic:2: found 'x\\tposemo' in the category header"),
+        ("%\n1\ta\n1\tb\n%\n", r"test.dic:3: category id 1 declared again \(first on line 2\)"),
+        ("%\n1\ta\n2\ta\n%\n", r"test.dic:3: category name 'a' declared twice"),
+        ("%\n1\ta\n%\nhappy\n", r"test.dic:4: entry 'happy' lists no category ids"),
+        ("%\n1\ta\n%\nha*ppy\t1\n", r"test.dic:4: found 'ha\*ppy'; expected '\*' only at the end"),
+        ("%\n1\ta\n%\nx\t1\ny\t1\nx\t1\n", r"test.dic:6: 'x' is listed again \(first on line 4\)"),
+        ("%\n1\ta\n%\nkind\t(02 134)1/1\n", r"test.dic:4: entry 'kind' has non-numeric"),
+        ("%\n1\ta\n%\nkind of\t1\n", r"test.dic:4: the multi-word entry 'kind of'"),
+        ("%\n%\n", r"declares no categories"),
+    ],
+)
+def test_dic_errors_name_file_line_and_expectation(tmp_path, text, message):
+    with pytest.raises(InputError, match=message):
+        read_dic(write(tmp_path, text))
+
+
+def test_unsupported_entries_can_be_skipped_and_are_counted(tmp_path):
+    text = "%\n1\ta\n%\nkind\t(02 134)1/1\nkind of\t1\nnice\t1\n"
+    d = read_dic(write(tmp_path, text), unsupported="skip")
+    assert d.skipped == 2
+    assert dict(d.words) == {"nice": (0,)}
+
+
+def test_membership_matrix_equals_the_token_by_token_rule(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    tokens = ["happy", "happiness", "happen", "hap", "hurtful", "will", "willing", "x", "happ"]
+    matrix = d.membership(tokens).toarray()
+    for row, token in zip(matrix, tokens, strict=True):
+        expected = np.zeros(len(d.categories), dtype=int)
+        for name in d.categories_of(token):
+            expected[d.categories.index(name)] = 1
+        assert row.tolist() == expected.tolist(), token
+    assert matrix.sum() == 2 + 2 + 1 + 0 + 1 + 1 + 0 + 0 + 1
+
+
+def test_open_dictionary_has_the_required_categories():
+    d = open_dictionary()
+    required = {
+        "male_references", "female_references", "pronoun_i", "pronoun_we", "pronoun_you",
+        "pronoun_shehe", "pronoun_they", "past_focus", "present_focus", "future_focus",
+        "tentative", "certainty", "causation", "negation", "quantifiers", "family", "work",
+        "achievement", "positive_affect", "negative_affect",
+    }  # fmt: skip
+    assert required <= set(d.categories)
+    assert set(d.categories_of("he")) == {"male_references", "pronoun_shehe"}
+    assert set(d.categories_of("mother")) == {"female_references", "family"}
+    assert d.categories_of("happiness") == ("positive_affect",)
+    assert "negation" in d.categories_of("never") and "certainty" in d.categories_of("never")
+    sizes = {c: 0 for c in d.categories}
+    for entries in (d.words, d.stems):
+        for cats in entries.values():
+            for c in cats:
+                sizes[d.categories[c]] += 1
+    open_classes = required - {c for c in required if c.startswith("pronoun_")}
+    assert all(20 <= sizes[c] <= 80 for c in open_classes), sizes
+
+
+def test_empath_is_read_from_its_tsv(tmp_path):
+    path = write(tmp_path, "help\tassist\taid\thelp\nviolence\tkill\tfight\tgun_shot\n", "c.tsv")
+    d = read_empath_tsv(path)
+    assert d.categories == ("help", "violence")
+    assert d.categories_of("aid") == ("help",)
+    assert d.skipped == 1  # gun_shot cannot match one token
+    with pytest.raises(InputError, match="c.tsv:2: term 'gun_shot'"):
+        read_empath_tsv(path, unsupported="error")
+
+
+@pytest.mark.skipif(empath_available(), reason="empath is installed")
+def test_empath_dictionary_without_the_package_says_how_to_get_it():
+    with pytest.raises(ImportError, match="pip install empath"):
+        empath_dictionary()
+
+
+# ---- shares -----------------------------------------------------------------------------------
+def test_query_shares_by_hand(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    shares = query_category_shares(
+        {"q1": ["Happy happy, he will!", "Hurting"], "q2": ["nothing here"], "q3": [""]}, d
+    )
+    wide = shares.pivot(index="qid", columns="category", values="value")
+    # q1 tokens: happy happy he will hurting → 5; posemo 2, affect 3, future 1
+    assert wide.loc["q1"].to_dict() == pytest.approx({"posemo": 0.4, "affect": 0.6, "future": 0.2})
+    assert wide.loc["q2"].tolist() == [0.0, 0.0, 0.0]
+    assert wide.loc["q3"].isna().all()
+    assert shares.attrs["empty_queries"] == ["q3"]
+
+
+def test_category_shares_of_a_run_pool_the_top_k(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    counts = document_category_counts(
+        ["happy day", "will hurt you", "happiness", "no match at all"],
+        d,
+        docids=["d1", "d2", "d3", "d4"],
+    )
+    assert counts.lengths.tolist() == [2, 3, 1, 4]
+    run = Run.from_frame(
+        pd.DataFrame(
+            {
+                "qid": ["a", "a", "a", "b"],
+                "docid": ["d1", "d2", "d3", "d4"],
+                "score": [3.0, 2.0, 1.0, 1.0],
+            }
+        ),
+        name="sys",
+    )
+    shares = category_shares(run, counts, cutoff=2)
+    wide = shares.pivot(index="qid", columns="category", values="value")
+    # a, top 2 = d1 + d2: 5 tokens; posemo 1 (happy), affect 2 (happy, hurt), future 1 (will)
+    assert wide.loc["a"].to_dict() == pytest.approx({"posemo": 0.2, "affect": 0.4, "future": 0.2})
+    assert wide.loc["b"].tolist() == [0.0, 0.0, 0.0]
+    assert shares.attrs["tokens"] == {"a": 5, "b": 4}
+    assert set(shares["run"]) == {"sys"}
+
+
+def test_a_document_without_counts_is_an_error_or_counted(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    counts = document_category_counts(["happy"], d, docids=["d1"])
+    run = Run.from_frame(
+        pd.DataFrame({"qid": ["a", "a"], "docid": ["d1", "dX"], "score": [2.0, 1.0]}), name="s"
+    )
+    with pytest.raises(InputError, match="dX"):
+        category_shares(run, counts)
+    shares = category_shares(run, counts, missing="skip")
+    assert shares.attrs["missing_documents"] == 1
+    assert shares.loc[shares["category"] == "posemo", "value"].item() == 1.0
+
+
+# ---- correlation ------------------------------------------------------------------------------
+def generated(n_queries=120, n_categories=12, n_metrics=3, seed=0, planted=0.6):
+    """Metric m0 depends on category c0 (slope ``planted``); everything else independent."""
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i:03d}" for i in range(n_queries)]
+    shares = rng.random((n_queries, n_categories)) * 0.05
+    metrics = rng.normal(size=(n_queries, n_metrics))
+    metrics[:, 0] += planted * (shares[:, 0] - shares[:, 0].mean()) / shares[:, 0].std()
+    metric_table = pd.DataFrame(
+        {
+            "run": "bm25",
+            "qid": np.repeat(qids, n_metrics),
+            "metric": np.tile([f"m{j}" for j in range(n_metrics)], n_queries),
+            "cutoff": 10,
+            "value": metrics.reshape(-1),
+        }
+    )
+    share_table = pd.DataFrame(
+        {
+            "run": "bm25",
+            "qid": np.repeat(qids, n_categories),
+            "category": np.tile([f"c{j:02d}" for j in range(n_categories)], n_queries),
+            "value": shares.reshape(-1),
+        }
+    )
+    return metric_table, share_table, metrics, shares
+
+
+def test_pearson_and_bh_match_scipy_and_statsmodels():
+    metric_table, share_table, metrics, shares = generated(n_queries=40, seed=1)
+    out = correlate(metric_table, share_table)
+    for row in out.itertuples(index=False):
+        j, c = int(row.metric[1:]), int(row.category[1:])
+        ref = stats.pearsonr(metrics[:, j], shares[:, c])
+        assert row.r == pytest.approx(ref.statistic, abs=1e-12)
+        assert row.p == pytest.approx(ref.pvalue, rel=1e-9)
+        assert row.n == 40
+    for _, group in out.groupby("metric"):
+        expected = multipletests(group["p"], method="fdr_bh")[1]
+        np.testing.assert_allclose(group["p_bh"], expected)
+    everything = correlate(metric_table, share_table, family="all")
+    np.testing.assert_allclose(
+        everything["p_bh"], multipletests(everything["p"], method="fdr_bh")[1]
+    )
+
+
+def test_a_planted_correlation_is_recovered_and_ranked_first():
+    metric_table, share_table, *_ = generated(seed=2)
+    out = correlate(metric_table, share_table)
+    top = top_categories(out, k=5, adjust=True)
+    m0 = top[top["metric"] == "m0"]
+    assert m0["category"].iloc[0] == "c00"
+    assert m0["r"].iloc[0] > 0.3
+    planted = out[(out["metric"] == "m0") & (out["category"] == "c00")].iloc[0]
+    assert planted["significant_bh"]
+
+
+def test_no_correlation_where_none_was_planted_at_the_bh_level():
+    # 200 metrics, none related to any of 20 categories; with family="metric" each metric is a
+    # BH family of 20 independent null tests, so P(any BH rejection) = α exactly (Simes).
+    n_metrics, alpha = 200, 0.05
+    metric_table, share_table, *_ = generated(
+        n_queries=80, n_categories=20, n_metrics=n_metrics, seed=3, planted=0.0
+    )
+    out = correlate(metric_table, share_table, alpha=alpha)
+    families_with_a_rejection = out.groupby("metric")["significant_bh"].any().sum()
+    sd = math.sqrt(n_metrics * alpha * (1 - alpha))
+    assert families_with_a_rejection <= n_metrics * alpha + 4 * sd
+    # unadjusted, about α of the 4000 null tests are "significant"
+    share = out["significant"].mean()
+    assert abs(share - alpha) < 4 * math.sqrt(alpha * (1 - alpha) / len(out))
+    top = top_categories(out, adjust=True)
+    assert len(top) == sum(min(5, n) for n in top.attrs["n_significant"].values())
+
+
+def test_top_categories_orders_by_absolute_r_and_never_pads():
+    corr = pd.DataFrame(
+        {
+            "metric": ["a"] * 4 + ["b"] * 2,
+            "category": ["w", "x", "y", "z", "w", "x"],
+            "n": 50,
+            "r": [0.2, -0.5, 0.4, 0.5, 0.9, 0.1],
+            "p": [0.01, 0.001, 0.002, 0.001, 1e-9, 0.5],
+            "p_bh": [0.06, 0.002, 0.003, 0.002, 1e-9, 0.5],
+            "significant": [True, True, True, True, True, False],
+            "significant_bh": [False, True, True, True, True, False],
+        }
+    )
+    raw = top_categories(corr, k=3, adjust=False)
+    assert raw[raw["metric"] == "a"]["category"].tolist() == ["x", "z", "y"]  # |r| tie → name
+    adjusted = top_categories(corr, k=5, adjust=True)
+    assert adjusted[adjusted["metric"] == "a"]["category"].tolist() == ["x", "z", "y"]
+    assert adjusted[adjusted["metric"] == "b"]["category"].tolist() == ["w"]
+    assert adjusted.attrs["n_significant"] == {"a": 3, "b": 1}
+    assert adjusted["rank"].tolist() == [1, 2, 3, 1]
+
+
+def test_correlate_counts_excluded_queries_and_undefined_pairs():
+    metric_table, share_table, *_ = generated(n_queries=30, n_categories=3, n_metrics=2, seed=4)
+    metric_table.loc[(metric_table["metric"] == "m1") & (metric_table["qid"] == "q000"),
+                     "value"] = np.nan  # fmt: skip
+    share_table.loc[share_table["category"] == "c02", "value"] = 0.0  # constant category
+    out = correlate(metric_table, share_table)
+    assert out.attrs["excluded_queries"] == {"m0": 0, "m1": 1}
+    assert out.loc[out["metric"] == "m1", "n"].unique().tolist() == [29]
+    assert out.attrs["undefined"] == 2
+    assert out.loc[out["category"] == "c02", ["r", "p", "p_bh"]].isna().all().all()
+    assert not out.loc[out["category"] == "c02", "significant_bh"].any()
+
+
+def test_correlate_refuses_several_runs():
+    metric_table, share_table, *_ = generated(n_queries=10, seed=5)
+    other = metric_table.assign(run="dense")
+    with pytest.raises(InputError, match="pass run="):
+        correlate(pd.concat([metric_table, other]), share_table)
+    out = correlate(pd.concat([metric_table, other]), share_table, run="bm25")
+    assert len(out) == 3 * 12
+
+
+def test_dictionary_from_mapping_and_restrict():
+    d = CategoryDictionary.from_mapping({"a": ["x", "y*"], "b": ["x"]})
+    assert d.categories_of("x") == ("a", "b")
+    assert d.categories_of("yes") == ("a",)
+    only_b = d.restrict(["b"])
+    assert only_b.categories_of("x") == ("b",)
+    assert only_b.categories_of("yes") == ()

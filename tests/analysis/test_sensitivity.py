@@ -1,0 +1,229 @@
+"""Tests of rankbias.analysis.sensitivity: word-list subsampling by column selection.
+
+Expected values: the full-list scores of :func:`rankbias.scoring.score_runs` (100% must reproduce
+them exactly), statistics recomputed from the texts with the sub-list (an independent path
+through the tokeniser), and hand-made study tables for the summaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.analysis.sensitivity import (
+    distribution_summary,
+    lexicon_of,
+    rank_stability,
+    subsample_stats,
+    subsampling_study,
+    top_category_stability,
+)
+from rankbias.errors import InputError
+from rankbias.lexicon import Lexicon, subsample
+from rankbias.runs import Run
+from rankbias.scoring import DEFAULT_METRICS, score_runs
+from rankbias.text import document_stats
+
+FEMALE = ["she", "her", "woman", "mother", "girl", "queen", "aunt", "sister"]
+MALE = ["he", "him", "man", "father", "boy", "king", "uncle", "brother"]
+LEXICON = Lexicon.from_mapping({**{t: "f" for t in FEMALE}, **{t: "m" for t in MALE}})
+FILLER = ["the", "river", "data", "music", "stone", "paper", "cloud", "table"]
+
+
+@pytest.fixture(scope="module")
+def testbed():
+    rng = np.random.default_rng(0)
+    vocabulary = FEMALE + MALE + FILLER * 4
+    texts = [" ".join(rng.choice(vocabulary, size=rng.integers(5, 30))) for _ in range(120)]
+    docids = [f"d{i:03d}" for i in range(120)]
+    stats = document_stats(texts, LEXICON, docids=docids, per_term=True)
+    runs = []
+    for name in ("bm25", "dense"):
+        rows = []
+        for q in range(16):
+            chosen = rng.choice(120, size=12, replace=False)
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "qid": f"q{q:02d}",
+                        "docid": [docids[i] for i in chosen],
+                        "score": np.arange(12, 0, -1.0),
+                    }
+                )
+            )
+        runs.append(Run.from_frame(pd.concat(rows), name))
+    return texts, docids, stats, runs
+
+
+def test_the_full_list_gives_the_statistics_unchanged(testbed):
+    _, _, stats, _ = testbed
+    same = subsample_stats(stats, lexicon_of(stats))
+    np.testing.assert_array_equal(same.group_counts, stats.group_counts)
+    assert (same.term_counts != stats.term_counts).nnz == 0
+    assert same.terms == stats.terms
+    full = subsample_stats(stats, subsample(lexicon_of(stats), 1.0, seed=123))
+    np.testing.assert_array_equal(full.group_counts, stats.group_counts)
+
+
+def test_column_selection_equals_recounting_the_texts_with_the_sub_list(testbed):
+    texts, docids, stats, _ = testbed
+    for fraction, seed in ((0.25, 1), (0.5, 2), (0.75, 3)):
+        sub = subsample(LEXICON, fraction, seed)
+        selected = subsample_stats(stats, sub)
+        recounted = document_stats(texts, sub, docids=docids, per_term=True)
+        np.testing.assert_array_equal(selected.group_counts, recounted.group_counts)
+        np.testing.assert_array_equal(selected.lengths, recounted.lengths)
+        assert selected.terms == recounted.terms
+        assert (selected.term_counts != recounted.term_counts).nnz == 0
+
+
+def test_subsampling_at_100_percent_reproduces_the_full_list_values_exactly(testbed):
+    _, _, stats, runs = testbed
+    metrics = list(DEFAULT_METRICS)
+    full = score_runs(runs, stats, metrics, cutoffs=(5, 10))
+    study = subsampling_study(
+        runs, stats, metrics, cutoffs=(5, 10), fractions=(0.5, 1.0), seeds=range(3)
+    )
+    at_full = study[study["fraction"] == 1.0]
+    assert at_full["seed"].unique().tolist() == [0]  # computed once
+    left = full.set_index(["run", "qid", "metric", "cutoff"])["value"].sort_index()
+    right = (
+        at_full.astype({"run": str, "qid": str, "metric": str})
+        .set_index(["run", "qid", "metric", "cutoff"])["value"]
+        .sort_index()
+    )
+    assert left.index.equals(right.index)
+    np.testing.assert_array_equal(left.to_numpy(), right.to_numpy())  # NaN where NaN
+
+
+def test_a_replicate_equals_scoring_the_recounted_collection(testbed):
+    texts, docids, stats, runs = testbed
+    study = subsampling_study(
+        runs, stats, ["arab_tc", "nfairr", "texfair"], fractions=(0.5,), seeds=[7]
+    )
+    recounted = document_stats(texts, subsample(LEXICON, 0.5, 7), docids=docids, per_term=True)
+    expected = score_runs(runs, recounted, ["arab_tc", "nfairr", "texfair"], cutoffs=(10,))
+    np.testing.assert_allclose(study["value"].to_numpy(), expected["value"].to_numpy())
+    assert study.attrs["terms_kept"][(0.5, 7)] == {"f": 4, "m": 4}
+
+
+def test_study_shape_and_reproducibility(testbed):
+    _, _, stats, runs = testbed
+    kwargs = dict(metrics=["arab_tc"], fractions=(0.25, 1.0), seeds=range(4))
+    first = subsampling_study(runs, stats, **kwargs)
+    again = subsampling_study(runs, stats, **kwargs)
+    # 2 runs × 16 queries × 1 metric × 1 cutoff: 4 seeds at 25%, once at 100%
+    assert len(first) == 32 * (4 + 1)
+    pd.testing.assert_frame_equal(first, again)
+    seeds = first[first["fraction"] == 0.25].groupby("seed")["value"].apply(tuple)
+    assert len(set(seeds)) > 1  # different seeds, different sub-lists
+
+
+def test_errors_without_per_term_counts_or_with_foreign_terms(testbed):
+    texts, docids, stats, _ = testbed
+    plain = document_stats(texts, LEXICON, docids=docids)
+    with pytest.raises(InputError, match="per_term=True"):
+        subsample_stats(plain, LEXICON)
+    other = Lexicon.from_mapping({"she": "f", "duke": "m"})
+    with pytest.raises(InputError, match="not columns of the statistics"):
+        subsample_stats(stats, other)
+    moved = Lexicon.from_mapping({"she": "m", "he": "f"}, groups=("f", "m"))
+    with pytest.raises(InputError, match="term 'he' is in group 'f'"):
+        subsample_stats(stats, moved)
+
+
+def study_table(values: dict[tuple[float, int], list[float]], metric="nfairr", run="bm25"):
+    parts = []
+    for (fraction, seed), vals in values.items():
+        parts.append(
+            pd.DataFrame(
+                {
+                    "fraction": fraction,
+                    "seed": seed,
+                    "run": run,
+                    "qid": [f"q{i}" for i in range(len(vals))],
+                    "metric": metric,
+                    "cutoff": 10,
+                    "value": vals,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_distribution_summary_by_hand():
+    table = study_table(
+        {
+            (0.5, 0): [0.4, 0.5, 0.6, np.nan],
+            (0.5, 1): [0.3, 0.5, 0.5, 0.7],
+            (1.0, 0): [0.0, 0.4, 0.6, 1.0],
+        }  # fmt: skip
+    )
+    out = distribution_summary(table).set_index("fraction")
+    half, full = out.loc[0.5], out.loc[1.0]
+    assert half["n_values"] == 7 and half["n_undefined"] == 1
+    assert half["mean"] == pytest.approx(3.5 / 7)
+    assert half["min"] == 0.3 and half["max"] == 0.7 and half["median"] == 0.5
+    # per-seed ranges 0.2 and 0.4 -> mean 0.3; full range 1.0 -> ratio 0.3
+    assert half["range_mean"] == pytest.approx(0.3)
+    assert half["range_ratio"] == pytest.approx(0.3)
+    # per-seed IQRs (linear quantiles): seed 0 [0.4,0.5,0.6] -> 0.55 − 0.45 = 0.1;
+    # seed 1 [0.3,0.5,0.5,0.7] -> 0.55 − 0.45 = 0.1; full [0,0.4,0.6,1] -> 0.7 − 0.3 = 0.4
+    assert half["iqr_mean"] == pytest.approx(0.1)
+    assert half["iqr_ratio"] == pytest.approx(0.25)
+    assert full["range_ratio"] == 1.0
+
+
+def test_rank_stability_of_identical_and_reversed_rankings():
+    full = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    table = study_table({(1.0, 0): full, (0.5, 0): full, (0.5, 1): full[::-1],
+                         (0.25, 0): [0.2, 0.1, 0.3, 0.4, 0.5, 0.6, 0.8, 0.7]})  # fmt: skip
+    out = rank_stability(table).set_index(["fraction", "seed"])
+    assert out.loc[(0.5, 0), "spearman_rho"] == pytest.approx(1.0)
+    assert out.loc[(0.5, 0), "bin_agreement"] == 1.0
+    assert out.loc[(0.5, 1), "spearman_rho"] == pytest.approx(-1.0)
+    assert out.loc[(0.5, 1), "bin_agreement"] == 0.0  # 4 bins of 2: none stays
+    # two swaps inside bins: ρ = 1 − 6·Σd²/(n(n²−1)) = 1 − 6·4/504; bins unchanged
+    assert out.loc[(0.25, 0), "spearman_rho"] == pytest.approx(1 - 24 / 504)
+    assert out.loc[(0.25, 0), "bin_agreement"] == 1.0
+
+
+def test_rank_stability_counts_undefined_queries():
+    full = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    sub = [0.1, np.nan, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    out = rank_stability(study_table({(1.0, 0): full, (0.5, 0): sub}))
+    row = out[out["fraction"] == 0.5].iloc[0]
+    assert row["n"] == 8 and row["n_excluded"] == 1
+    assert row["spearman_rho"] == pytest.approx(1.0) and row["bin_agreement"] == 1.0
+    with pytest.raises(InputError, match="fraction-1"):
+        rank_stability(study_table({(0.5, 0): full}))
+
+
+def test_top_category_stability_counts_seeds():
+    rng = np.random.default_rng(1)
+    n = 60
+    planted = rng.random(n)
+    shares = pd.DataFrame(
+        {
+            "run": "bm25",
+            "qid": np.repeat([f"q{i}" for i in range(n)], 3),
+            "category": np.tile(["planted", "noise1", "noise2"], n),
+            "value": np.column_stack([planted, rng.random(n), rng.random(n)]).reshape(-1),
+        }
+    )
+    values = {(1.0, 0): planted + rng.normal(0, 0.1, n)}
+    for seed in range(4):  # at 50%, two seeds keep the relation, two lose it
+        values[(0.5, seed)] = planted + rng.normal(0, 0.1, n) if seed < 2 else rng.random(n)
+    table = study_table({k: list(v) for k, v in values.items()})
+    out = top_category_stability(table, shares, run="bm25", k=1)
+    half = out[(out["fraction"] == 0.5) & (out["category"] == "planted")].iloc[0]
+    assert half["n_seeds"] == 4 and half["in_top"] == pytest.approx(0.5)
+    whole = out[(out["fraction"] == 1.0) & (out["category"] == "planted")].iloc[0]
+    assert whole["in_top"] == 1.0 and whole["mean_rank"] == 1.0
+
+
+def test_a_study_with_two_values_for_one_query_and_replicate_is_refused():
+    table = study_table({(1.0, 0): [0.1, 0.2, 0.3, 0.4]})
+    with pytest.raises(InputError, match="several values for one query"):
+        distribution_summary(pd.concat([table, table.head(1)]))
