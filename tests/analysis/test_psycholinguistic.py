@@ -19,7 +19,6 @@ from rankbias.analysis.psycholinguistic import (
     category_shares,
     correlate,
     document_category_counts,
-    empath_available,
     empath_dictionary,
     open_dictionary,
     query_category_shares,
@@ -146,10 +145,21 @@ def test_empath_is_read_from_its_tsv(tmp_path):
         read_empath_tsv(path, unsupported="error")
 
 
-@pytest.mark.skipif(empath_available(), reason="empath is installed")
-def test_empath_dictionary_without_the_package_says_how_to_get_it():
+def test_empath_dictionary_without_the_package_says_how_to_get_it(monkeypatch):
+    import rankbias.analysis.psycholinguistic as module
+
+    monkeypatch.setattr(module, "find_spec", lambda name: None)  # as if not installed
+    assert not module.empath_available()
     with pytest.raises(ImportError, match="pip install empath"):
         empath_dictionary()
+
+
+def test_empath_dictionary_reads_the_installed_lexicon():
+    # empath is a project dependency; its lexicon has 194 categories, among them these
+    d = empath_dictionary()
+    assert len(d.categories) == 194
+    assert {"help", "violence", "family", "work"} <= set(d.categories)
+    assert "family" in d.categories_of("mother")
 
 
 # ---- shares -----------------------------------------------------------------------------------

