@@ -21,7 +21,7 @@ in blocks of bounded size, processed by a pool of worker processes; :func:`read_
 gathers the stream into one :class:`DocStats`.
 
 How the vectorised counting works (no Python loop over tokens): a block of the collection
-(about 4 MiB of whole lines) is decoded, lower-cased in one call and viewed as a NumPy array of
+(about 1 MiB of whole lines) is decoded, lower-cased in one call and viewed as a NumPy array of
 code units (bytes for ASCII text, UTF-32 code points otherwise).  Line breaks, the first tab of
 each line and trailing white space are found with array operations; the docids become an Arrow
 string array cut straight from the block's bytes.  A vectorised test marks token characters;
@@ -70,7 +70,7 @@ __all__ = [
 
 TOKENIZERS = ("default", "whitespace")
 TOKEN_PATTERN = re.compile(r"[^\W_]+")
-DEFAULT_BLOCK_BYTES = 4 << 20  # 4 MiB of collection text per work unit
+DEFAULT_BLOCK_BYTES = 1 << 20  # 1 MiB of collection text per work unit: arrays stay in cache
 
 _MASK_BY_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.uint64)
 _HASH_MULTIPLIERS = np.array(
@@ -363,10 +363,7 @@ def _stats_of_lowered(texts: list[str], matcher: _TermMatcher, per_term: bool):
     ends_doc = begins + span_len
     codes = _codes_of(" ".join(texts))
     is_token = _token_mask(codes, matcher.tokenizer)
-    padded = np.zeros(len(codes) + 2, dtype=bool)
-    padded[1:-1] = is_token
-    change = np.flatnonzero(padded[1:] != padded[:-1])
-    starts, ends = np.ascontiguousarray(change[0::2]), np.ascontiguousarray(change[1::2])
+    starts, ends = _runs(is_token)
     if matcher.tokenizer == "default":
         lengths = np.searchsorted(starts, ends_doc) - np.searchsorted(starts, begins)
     else:
@@ -465,9 +462,13 @@ class _BlockError(Exception):
     """An input error at a line counted from the start of its block (made absolute later)."""
 
     def __init__(self, line_in_block: int, message: str):
-        super().__init__(message)
+        # both arguments in ``args``, so the error survives pickling back from a worker process
+        super().__init__(line_in_block, message)
         self.line_in_block = line_in_block
         self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _split_lines_slowly(text: str):
@@ -508,6 +509,16 @@ def _space_mask(codes: np.ndarray) -> np.ndarray:
         distinct, inverse = np.unique(wide, return_inverse=True)
         mask[~narrow] = np.array([chr(c).isspace() for c in distinct.tolist()])[inverse]
     return mask
+
+
+def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (exclusive) of every maximal run of ``True`` in ``mask``."""
+    change = np.flatnonzero(mask[1:] != mask[:-1]) + 1
+    if len(mask) and mask[0]:
+        change = np.concatenate([[0], change])
+    if len(mask) and mask[-1]:
+        change = np.concatenate([change, [len(mask)]])
+    return np.ascontiguousarray(change[0::2]), np.ascontiguousarray(change[1::2])
 
 
 def _spans(begins: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -641,10 +652,7 @@ def _fast_block_stats(
     is_token = _token_mask(codes, matcher.tokenizer)
     is_token[_spans(line_starts, text_begin)] = False
     is_token[_spans(text_end, line_ends + 1)[: None if n_codes and codes[-1] == 10 else -1]] = False
-    padded = np.zeros(n_codes + 2, dtype=bool)
-    padded[1:-1] = is_token
-    change = np.flatnonzero(padded[1:] != padded[:-1])
-    starts, ends = np.ascontiguousarray(change[0::2]), np.ascontiguousarray(change[1::2])
+    starts, ends = _runs(is_token)
     if matcher.tokenizer == "default":
         lengths = np.searchsorted(starts, text_end) - np.searchsorted(starts, text_begin)
     else:
