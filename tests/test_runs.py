@@ -160,3 +160,15 @@ def test_real_public_runs(collection, depth):
 def test_empty_table_gives_an_empty_run():
     run = Run.from_frame(pd.DataFrame({"qid": [], "docid": [], "score": []}), name="e")
     assert len(run) == 0 and run.offsets.tolist() == [0] and run.to_frame().empty
+
+
+def test_file_order_is_explicit_and_keeps_line_order(tmp_path):
+    # ties and a deliberately unsorted file: score order and file order differ
+    path = write(tmp_path, "q1 Q0 b 1 2.0 x\nq1 Q0 a 2 2.0 x\nq1 Q0 c 3 5.0 x\nq0 Q0 z 1 1 x\n")
+    assert read_run(path).ranked("q1").tolist() == ["c", "a", "b"]
+    by_file = read_run(path, order="file")
+    assert by_file.ranked("q1").tolist() == ["b", "a", "c"]
+    assert by_file.qids.tolist() == ["q0", "q1"]
+    assert by_file.cut(2).ranked("q1").tolist() == ["b", "a"]
+    with pytest.raises(ValueError, match="order must be"):
+        read_run(path, order="rank")

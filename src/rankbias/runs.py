@@ -73,12 +73,17 @@ class Run:
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, name: str) -> Run:
+    def from_frame(cls, frame: pd.DataFrame, name: str, order: str = "score") -> Run:
         """Build a run from a table with columns ``qid``, ``docid``, ``score``.
 
-        Rows may come in any order; each query's list is sorted by score descending, then
-        docid ascending.  A docid repeated within a query is an error.
+        ``order="score"`` (the default, METRICS.md §0): each query's list is sorted by score
+        descending, then docid ascending, whatever the row order.  ``order="given"`` keeps the
+        rows' own order within each query — what the released research scripts do with a run
+        file's line order; use it only to reproduce them, and say so.  A docid repeated within
+        a query is an error.
         """
+        if order not in ("score", "given"):
+            raise ValueError(f"order must be 'score' or 'given', found {order!r}")
         missing = {"qid", "docid", "score"} - set(frame.columns)
         if missing:
             raise InputError(f"run {name!r}: table lacks column(s) {sorted(missing)}")
@@ -97,10 +102,13 @@ class Run:
         # Sort keys as integer codes of the sorted unique ids: string order, integer speed.
         q_code, q_uniq = pd.factorize(qid, sort=True)
         d_code, _ = pd.factorize(docid, sort=True)
-        # lexsort: last key is primary -> (qid asc, score desc, docid asc)
-        order = np.lexsort((d_code, -score, q_code))
-        qid, docid, score = qid[order], docid[order], score[order]
-        pair_key = pd.Series(q_code[order].astype(np.int64) * (d_code.max() + 1) + d_code[order])
+        if order == "score":
+            # lexsort: last key is primary -> (qid asc, score desc, docid asc)
+            rows = np.lexsort((d_code, -score, q_code))
+        else:
+            rows = np.argsort(q_code, kind="stable")  # queries grouped, row order kept
+        qid, docid, score = qid[rows], docid[rows], score[rows]
+        pair_key = pd.Series(q_code[rows].astype(np.int64) * (d_code.max() + 1) + d_code[rows])
         dup = pair_key.duplicated(keep=False).to_numpy()
         if dup.any():
             i = int(np.flatnonzero(dup)[0])
@@ -181,8 +189,13 @@ class Run:
 
 
 # ---- TREC run files ----------------------------------------------------------------------
-def read_run(path: str | Path, name: str | None = None) -> Run:
+def read_run(path: str | Path, name: str | None = None, order: str = "score") -> Run:
     """Read a TREC run file (optionally gzipped) into a :class:`Run`.
+
+    ``order="score"`` (default) orders each query's list by score descending, ties by docid
+    ascending; ``order="file"`` keeps the file's line order, as the released NFaiRR and ARaB
+    scripts do (the public neural runs have thousands of tied scores, so the two orders give
+    different values at a cutoff).
 
     Each line must have six whitespace-separated fields ``qid Q0 docid rank score tag`` with
     an integer rank and a finite numeric score.  A malformed line, or a document listed twice
@@ -199,7 +212,9 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
         frame = _parse_run_lines(path)  # raises with the file and line of the first problem
     if frame.empty:
         raise located(path, None, "the run file is empty; expected TREC run lines")
-    return Run.from_frame(frame, name=name)
+    if order not in ("score", "file"):
+        raise ValueError(f"order must be 'score' or 'file', found {order!r}")
+    return Run.from_frame(frame, name=name, order="score" if order == "score" else "given")
 
 
 def _parse_run_fast(path: Path) -> pd.DataFrame | None:

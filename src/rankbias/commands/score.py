@@ -3,9 +3,14 @@
 ::
 
     rankbias score --collection C --terms T --run R [--run R ...] [--cutoffs 5,10,20]
-                   [--metrics LIST] [--background RUN|collection] [--tau 1] [--strict]
+                   [--metrics LIST] [--background RUN|collection] [--background-depth N]
+                   [--order score|file] [--tau 1] [--strict]
                    [--tokenizer default|whitespace] [--distance l1|l2|jsd|kl]
                    [--missing error|neutral] --out F.csv
+
+To reproduce the released NFaiRR script (metrics_fairness.py of CPJKU/FairnessRetrievalResults)
+use ``--tokenizer whitespace --order file --background BM25.run --background-depth 200
+--missing neutral``: it ranks by the run file's line order and reads 200 background documents.
 
 Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem).  ``LIST`` is a
 comma-separated list of registry names (``all`` for every metric; default: RaB/ARaB tc/tf/bool,
@@ -50,6 +55,20 @@ def register(subparsers) -> None:
         default="collection",
         help="background for IFaiRR: a run file, or 'collection' (default)",
     )
+    parser.add_argument(
+        "--background-depth",
+        type=int,
+        default=None,
+        help="use only the first N documents of each background list (the released NFaiRR "
+        "script reads 200); default: all",
+    )
+    parser.add_argument(
+        "--order",
+        choices=("score", "file"),
+        default="score",
+        help="order of each ranked list: by score, ties by docid (default), or the run file's "
+        "line order, as the released scripts do",
+    )
     parser.add_argument("--tau", type=float, default=1.0, help="neutrality threshold (default 1)")
     parser.add_argument(
         "--strict", action="store_true", help="neutral when Σ M_g < τ (seed 002) instead of ≤ τ"
@@ -81,8 +100,13 @@ def run_score(args) -> int:
         raise InputError(f"--metrics: {exc}") from None
     lexicon = load_lexicon(args.terms)
     warn_unmatchable(lexicon, args.tokenizer)
-    runs = [read_run(path) for path in args.run]
-    background = "collection" if args.background == "collection" else read_run(args.background)
+    runs = [read_run(path, order=args.order) for path in args.run]
+    if args.background == "collection":
+        background = "collection"
+    else:
+        background = read_run(args.background, order=args.order)
+        if args.background_depth is not None:
+            background = background.cut(args.background_depth)
     per_term = any(m.startswith(("rab_tf_paper", "arab_tf_paper")) for m in metrics)
     stats = collection_stats(
         args.collection, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
