@@ -39,7 +39,9 @@ on the values, so the choice matters and is explicit):
 - ``"min_max"`` (default): per query, ``(s − min_q) / (max_q − min_q)``; a query whose scores are
   all equal gets ``R = 1`` for every document (all of them are the maximum).
 - ``"sigmoid"``: ``1 / (1 + exp(−s))`` for every score, the same map for all queries (suits
-  logits of a cross-encoder).
+  logits of a cross-encoder).  In float64 it saturates to exactly 1.0 above ``s ≈ 37``, and
+  ties count as wins, so PRF is no longer order-only for such scores (BM25 scores on MS MARCO
+  can exceed 37): use ``min_max`` for unbounded scores.
 - ``"none"``: scores are used as they are and must already lie in ``[0, 1]``.
 """
 
