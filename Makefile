@@ -30,14 +30,26 @@ data: $(TESTBED)/.complete
 TESTBED_INPUTS := src/rankbias/data/wikisample.py src/rankbias/retrieval.py \
 	src/rankbias/resources/gendered_terms.csv src/rankbias/resources/queries_sensitive.tsv
 
-$(TESTBED)/.complete: $(STAMP) $(TESTBED_INPUTS)
+$(TESTBED)/.complete: $(TESTBED_INPUTS) | $(STAMP)
 	$(BIN)/rankbias data build --out $(TESTBED) --force
 
 # ---- book --------------------------------------------------------------------------------
-book: data
+# Jupyter Book caches each notebook's outputs by the notebook's own text.  The outputs also
+# depend on the package and the testbed, so any change to those clears the cache: a rebuild
+# with nothing changed re-executes nothing, a rebuild after a change re-executes everything.
+PACKAGE_FILES := $(shell find src -type f \( -name '*.py' -o -name '*.csv' -o -name '*.tsv' \
+	-o -name '*.dic' -o -name '*.json' \) 2>/dev/null)
+EXECUTION_INPUTS := _build/.execution-inputs
+
+$(EXECUTION_INPUTS): $(PACKAGE_FILES) $(TESTBED)/.complete pyproject.toml
+	rm -rf _build/.jupyter_cache
+	mkdir -p _build
+	touch $@
+
+book: data $(EXECUTION_INPUTS)
 	$(BIN)/jupyter-book build . --builder html
 
-book-strict: data
+book-strict: data $(EXECUTION_INPUTS)
 	$(BIN)/jupyter-book build . --builder html -W --keep-going
 
 # ---- tests -------------------------------------------------------------------------------

@@ -188,3 +188,10 @@ def test_subsample_uses_numpy_generator():
     rng = np.random.default_rng(11)
     expected_f = sorted(lex.terms_of("f")[i] for i in rng.choice(101, size=50, replace=False))
     assert list(subsample(lex, 0.5, seed=11).terms_of("f")) == expected_f
+
+
+def test_repr_names_files_not_where_they_were_built(tmp_path):
+    path = tmp_path / "deep" / "dir" / "terms.csv"
+    path.parent.mkdir(parents=True)
+    path.write_text("she,f\nhe,m\n", encoding="utf-8")
+    assert repr(read_lexicon(path)) == "Lexicon(f: 1, m: 1; from terms.csv)"

@@ -320,9 +320,11 @@ class Substitution:
         return frozenset(self.mapping)
 
     def __repr__(self) -> str:
+        # file names only: a repr shown in the book must not depend on where it was built
+        source = re.sub(r"\S*/([^/\s]+)", r"\1", str(self.source))
         return (
             f"Substitution({len(self.mapping)} terms, contextual {sorted(self.contextual)}; "
-            f"from {self.source})"
+            f"from {source})"
         )
 
 

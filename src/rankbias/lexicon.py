@@ -14,6 +14,7 @@ in different groups), fewer than two groups, or a group the caller did not expec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -114,7 +115,9 @@ class Lexicon:
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{g}: {len(self._terms_by_group[g])}" for g in self.groups)
-        return f"Lexicon({sizes}; from {self.source})"
+        # file names only: a repr shown in the book must not depend on where it was built
+        source = re.sub(r"\S*/([^/\s]+)", r"\1", str(self.source))
+        return f"Lexicon({sizes}; from {source})"
 
 
 def _data_lines(path: Path):
