@@ -35,14 +35,15 @@ $(TESTBED)/.complete: $(TESTBED_INPUTS) | $(STAMP)
 
 # ---- book --------------------------------------------------------------------------------
 # Jupyter Book caches each notebook's outputs by the notebook's own text.  The outputs also
-# depend on the package and the testbed, so any change to those clears the cache: a rebuild
+# depend on the package and the testbed, so any change to those clears the cache (and the
+# Sphinx environment, which would otherwise skip unchanged pages): a rebuild
 # with nothing changed re-executes nothing, a rebuild after a change re-executes everything.
 PACKAGE_FILES := $(shell find src -type f \( -name '*.py' -o -name '*.csv' -o -name '*.tsv' \
 	-o -name '*.dic' -o -name '*.json' \) 2>/dev/null)
 EXECUTION_INPUTS := _build/.execution-inputs
 
 $(EXECUTION_INPUTS): $(PACKAGE_FILES) $(TESTBED)/.complete pyproject.toml
-	rm -rf _build/.jupyter_cache
+	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build
 	touch $@
 
