@@ -66,19 +66,15 @@ def test_duplicate_term_across_groups(files, capsys):
     assert "dup.csv:2: term 'she'" in err
 
 
+def score_args(files, collection, run, *extra):
+    """``rankbias score`` on ``files/collection`` with the fixture's word list."""
+    return ["score", "--collection", files / collection, "--terms", files / "t.csv",
+            "--run", files / run, *extra]  # fmt: skip
+
+
 def test_missing_documents_are_an_error_or_counted(files, capsys):
     (files / "r.run").write_text("q1 Q0 d1 1 2 x\nq1 Q0 d9 2 1 x\n")
-    args = [
-        "score",
-        "--collection",
-        files / "c.tsv",
-        "--terms",
-        files / "t.csv",
-        "--run",
-        files / "r.run",
-        "--out",
-        files / "o.csv",
-    ]
+    args = score_args(files, "c.tsv", "r.run", "--out", files / "o.csv")
     status, err = run_cli(args, capsys)
     assert status == 2
     assert "1 document(s) absent from the collection" in err and "d9" in err
@@ -87,57 +83,35 @@ def test_missing_documents_are_an_error_or_counted(files, capsys):
     assert "1 retrieved document(s) absent from the collection, counted as neutral" in err
 
 
-def test_file_order_and_background_depth_change_what_is_scored(files, capsys):
-    import numpy as np
+def scored_value(files, capsys, args, metric):
+    """Run ``rankbias score`` and return the one value of ``metric`` it wrote."""
     import pandas as pd
 
+    assert run_cli([*args, "--out", files / "o.csv"], capsys)[0] == 0
+    table = pd.read_csv(files / "o.csv")
+    return table.loc[table["metric"] == metric, "value"].item()
+
+
+def test_file_order_changes_what_is_scored(files, capsys):
     # d2 ("the man", one male term) is listed first but scores lower than d1
     (files / "r.run").write_text("q1 Q0 d2 1 1.0 x\nq1 Q0 d1 2 2.0 x\n")
-    (files / "bg.run").write_text("q1 Q0 d2 1 2.0 x\nq1 Q0 d1 2 1.0 x\n")
-    base = [
-        "score",
-        "--collection",
-        files / "c.tsv",
-        "--terms",
-        files / "t.csv",
-        "--run",
-        files / "r.run",
-        "--metrics",
-        "rab_tc,nfairr",
-        "--cutoffs",
-        "1",
-    ]
-
-    def value(extra, metric):
-        assert run_cli([*base, *extra, "--out", files / "o.csv"], capsys)[0] == 0
-        table = pd.read_csv(files / "o.csv")
-        return table.loc[table["metric"] == metric, "value"].item()
-
+    args = score_args(files, "c.tsv", "r.run", "--metrics", "rab_tc", "--cutoffs", "1")
     # by score d1 ("she said he": one f, one m) is first: RaB@1 = 1 - 1 = 0
-    assert value([], "rab_tc") == 0.0
+    assert scored_value(files, capsys, args, "rab_tc") == 0.0
     # by file order d2 ("the man") is first: RaB@1 = 1 - 0 = 1
-    assert value(["--order", "file"], "rab_tc") == 1.0
-    # background depth: d3 "he he" has omega = 1 - (|0 - .5| + |1 - .5|) = 0, d4 has no term
+    assert scored_value(files, capsys, [*args, "--order", "file"], "rab_tc") == 1.0
+
+
+def test_background_depth_changes_the_normaliser(files, capsys):
+    import numpy as np
+
+    # d3 "he he" has omega = 1 - (|0 - .5| + |1 - .5|) = 0; d4 has no term, omega = 1
     (files / "c3.tsv").write_text("d3\the he\nd4\tplain text\n")
     (files / "r3.run").write_text("q1 Q0 d4 1 1.0 x\n")
     (files / "bg3.run").write_text("q1 Q0 d3 1 2.0 x\nq1 Q0 d4 2 1.0 x\n")
-    bg = [
-        "score",
-        "--collection",
-        files / "c3.tsv",
-        "--terms",
-        files / "t.csv",
-        "--run",
-        files / "r3.run",
-        "--metrics",
-        "nfairr",
-        "--cutoffs",
-        "1",
-        "--background",
-        files / "bg3.run",
-    ]
-    base = bg
+    args = score_args(files, "c3.tsv", "r3.run", "--metrics", "nfairr", "--cutoffs", "1",
+                      "--background", files / "bg3.run")  # fmt: skip
     # whole background: IFaiRR@1 = max omega = 1, NFaiRR@1 = omega(d4) / 1 = 1
-    assert value([], "nfairr") == 1.0
+    assert scored_value(files, capsys, args, "nfairr") == 1.0
     # first background document only: IFaiRR@1 = omega(d3) = 0, so NFaiRR@1 is undefined
-    assert np.isnan(value(["--background-depth", "1"], "nfairr"))
+    assert np.isnan(scored_value(files, capsys, [*args, "--background-depth", "1"], "nfairr"))

@@ -109,7 +109,8 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
         t = kept_terms[moved[0]]
         raise InputError(
             f"term {t!r} is in group {lexicon.term_to_group[t]!r} in the word list but in "
-            f"{stats.groups[group_of[moved[0]]]!r} in the statistics; expected the same group"
+            f"another group, {stats.groups[group_of[moved[0]]]!r}, in the statistics; expected "
+            "the same group"
         )
     counts = stats.term_counts.tocsc()[:, kept].tocsr()
     indicator = sp.csr_matrix(

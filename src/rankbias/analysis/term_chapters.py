@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
+from rankbias.analysis.sensitivity import subsample_stats
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.metrics.rab import MAGNITUDES, document_magnitudes
 from rankbias.text import DocStats
@@ -113,40 +113,11 @@ def magnitude_frame(stats: DocStats, kinds: Sequence[str] = MAGNITUDES) -> pd.Da
 def restrict_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
     """The statistics ``stats`` would have had under ``lexicon``, a sub-list of its terms.
 
-    Needs per-term counts.  Every term of ``lexicon`` must be one of ``stats.terms`` with the
-    same group, and the groups must be the same, in the same order (a ValueError says which
-    term or group differs).
+    The column selection of :func:`rankbias.analysis.sensitivity.subsample_stats`, under the
+    name the term chapters use; its errors are :class:`~rankbias.errors.InputError` (a
+    ``ValueError``) naming the term or group that differs.
     """
-    if stats.term_counts is None:
-        raise ValueError("restrict_stats needs per-term counts; read them with per_term=True")
-    if tuple(lexicon.groups) != tuple(stats.groups):
-        raise ValueError(f"groups {list(lexicon.groups)} differ from {list(stats.groups)}")
-    column = {t: i for i, t in enumerate(stats.terms)}
-    missing = [t for t in lexicon.terms if t not in column]
-    if missing:
-        raise ValueError(f"{len(missing)} term(s) not in the statistics, e.g. {missing[:5]}")
-    keep = np.array([column[t] for t in lexicon.terms], dtype=np.int64)
-    term_group = lexicon.group_index()
-    moved = [t for t, g in zip(lexicon.terms, term_group, strict=True)
-             if stats.term_group[column[t]] != g]  # fmt: skip
-    if moved:
-        raise ValueError(f"term(s) {moved[:5]} belong to another group in the statistics")
-    term_counts = stats.term_counts[:, keep].tocsr()
-    indicator = sp.csr_matrix(
-        (np.ones(len(keep)), (np.arange(len(keep)), term_group)),
-        shape=(len(keep), len(stats.groups)),
-    )
-    group_counts = np.asarray((term_counts @ indicator).todense()).astype(np.int64)
-    return DocStats(
-        docids=stats.docids,
-        lengths=stats.lengths,
-        group_counts=group_counts,
-        groups=stats.groups,
-        terms=lexicon.terms,
-        term_group=term_group,
-        term_counts=term_counts,
-        tokenizer=stats.tokenizer,
-    )
+    return subsample_stats(stats, lexicon)
 
 
 def subsample_coverage(
