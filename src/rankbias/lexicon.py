@@ -1,11 +1,12 @@
 """Word lists: groups of terms, the project's default gendered pairs, stratified subsampling.
 
 A *lexicon* assigns each term to exactly one group (the book's "Conventions" page: groups
-``G``, term sets ``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the format of the
-public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU gender-representative list).
-Terms are lower-cased when read, as the reference code does, because the tokenisers lower-case
-the text.  The project's own default list is a *pair* file (``female,male`` per line, see
-``resources/README.md``), read by :func:`read_pairs` and :func:`default_lexicon`.
+``G``, term sets ``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the
+format of the public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU
+gender-representative list).  Terms are lower-cased when read, as the reference code does,
+because the tokenisers lower-case the text.  The project's own default list is a *pair* file
+(``female,male`` per line, see ``resources/README.md``), read by :func:`read_pairs` and
+:func:`default_lexicon`.
 
 Everything here is strict: a malformed line, an empty term, a term listed twice (in the same or
 in different groups), fewer than two groups, or a group the caller did not expect is an
