@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankbias import runs as runs_module
 from rankbias.errors import InputError
 from rankbias.runs import Run, read_qrels, read_run, write_qrels, write_run
 
@@ -447,3 +448,54 @@ def test_qrels_quirks_and_empty(tmp_path):
     path.write_bytes(b"")
     with pytest.raises(InputError, match="the qrels file is empty"):
         read_qrels(path)
+
+
+# per column: valid tokens, and (drawn 1 time in 15) unusual or invalid ones
+VALID = [
+    ["q1", "q2", "é"],
+    ["Q0", "0"],
+    ["d1", "d2", "d3", "d4", "d5"],
+    ["1", "2", "3", "4", "5", "01"],
+    ["1", "2.5", "-0", ".5", "5.", "1e3", "1E-2", "+1"],
+    ["t", "run"],
+]
+ODD = [
+    ["", "q 1"],
+    [""],
+    ["", "d\tx"],
+    ["+1", "-1", "1.5", "1e3", "1_0", "", "99999999999999999999"],
+    ["nan", "inf", "1_0", "0x1", "1e999", "", "1,5"],
+    ["", "t t"],
+]
+
+
+@st.composite
+def run_text(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = [
+            draw(st.sampled_from(odd if draw(st.integers(0, 14)) == 0 else valid))
+            for valid, odd in zip(VALID, ODD, strict=True)
+        ]
+        if draw(st.integers(0, 19)) == 0:
+            fields = fields[: draw(st.integers(0, 7))]  # a short (or blank) line
+        lines.append(draw(st.sampled_from([" ", " ", " ", "\t", "  "])).join(fields))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n", "\n\n"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=run_text())
+def test_the_fast_path_never_accepts_what_the_line_reader_refuses(text):
+    data = text.encode()
+    fast = runs_module._read_run_fast(data, "r", "score")
+    try:
+        frame = runs_module._parse_run_lines(data, "r")
+        slow = Run.from_frame(frame, name="r") if not frame.empty else None
+    except InputError:
+        slow = None
+    if fast is not None:
+        assert slow is not None
+        assert fast.qids.tolist() == slow.qids.tolist()
+        assert fast.docids.tolist() == slow.docids.tolist()
+        assert fast.scores.tolist() == slow.scores.tolist()
+        assert fast.offsets.tolist() == slow.offsets.tolist()
