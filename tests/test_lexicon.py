@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import os
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from rankbias.errors import InputError
 from rankbias.lexicon import (
@@ -65,7 +71,12 @@ def test_three_groups_and_caller_order(tmp_path):
             3,
             "term 'she' (group 'm') is already listed on line 1 (group 'f')",
         ),
-        ("she,f\n\nhe,m\n", 2, "found 1 column(s)"),
+        ("she,f\n\nhe,m\n", 2, "found a blank line"),
+        ("she,f\n  \nhe,m\n", 2, "found a blank line"),
+        ("she,f\nyoung man,m\n", 2, "term 'young man' contains white space"),
+        ("she,f\nhe,\n", 2, "empty group label"),
+        ("she,f\nHe,m\nhe,M\n", 3, "term 'he' (group 'm') is already listed on line 2"),
+        ("female,male\nshe,he\n", 1, "header 'female,male' of a pair file"),
     ],
 )
 def test_read_lexicon_errors_name_file_and_line(tmp_path, text, line, fragment):
@@ -94,7 +105,9 @@ def test_fewer_than_two_groups(tmp_path):
 def test_non_utf8_word_list(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"she,f\nh\xe9,m\n")
-    with pytest.raises(InputError, match=re.escape(f"{path}:2: byte 0xe9 is not UTF-8")):
+    with pytest.raises(
+        InputError, match=re.escape(f"{path}:2: byte 0xe9 at column 2 is not UTF-8")
+    ):
         read_lexicon(path)
 
 
@@ -195,3 +208,117 @@ def test_repr_names_files_not_where_they_were_built(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("she,f\nhe,m\n", encoding="utf-8")
     assert repr(read_lexicon(path)) == "Lexicon(f: 1, m: 1; from terms.csv)"
+
+
+# ---- quirks that must give the same lexicon as the clean file ---------------------------------
+CLEAN = b"she,f\nhe,m\nwoman,f\nman,m\n"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        b"term,group\n" + CLEAN,
+        b"Term , Group\r\n" + CLEAN.replace(b"\n", b"\r\n"),
+        b"word,gender\n" + CLEAN,
+        b"words,sex\n" + CLEAN,  # header term
+        b"x,label\n" + CLEAN,  # header label
+        b"\xef\xbb\xbf" + CLEAN,
+        b"\xef\xbb\xbfterm,group\n" + CLEAN,
+        CLEAN.replace(b"\n", b"\r"),
+        CLEAN.replace(b"\n", b"\r\n"),
+        CLEAN + b"\n\n  \n",  # trailing blank lines
+        CLEAN.rstrip(b"\n"),
+        CLEAN.replace(b",m", b",M").replace(b",f", b", F "),
+        CLEAN.replace(b"she", b"She").replace(b"man,", b"MAN,"),
+        gzip.compress(CLEAN),
+    ],
+)
+def test_quirky_word_lists_give_the_clean_lexicon(tmp_path, variant):
+    path = tmp_path / "quirky.csv"
+    path.write_bytes(variant)
+    lex = read_lexicon(path)
+    # by hand: two groups f and m, two terms each
+    assert lex.groups == ("f", "m")
+    assert dict(lex.term_to_group) == {"she": "f", "he": "m", "woman": "f", "man": "m"}
+    assert read_lexicon(path, groups=("M", "F")).groups == ("m", "f")
+
+
+def test_a_skipped_header_is_reported_in_the_source(tmp_path):
+    path = write(tmp_path, "term,group\nshe,f\nhe,m\n")
+    lex = read_lexicon(path)
+    assert "header 'term,group' skipped" in lex.source
+    assert "header 'term,group' skipped" in repr(lex)
+    assert read_lexicon(write(tmp_path, "she,f\nhe,m\n", "b.csv")).source.endswith("b.csv")
+
+
+def test_a_first_line_that_is_data_stays_data(tmp_path):
+    # 'they,n' is the only 'n' term but neither 'they' nor 'n' looks like a header word
+    lex = read_lexicon(write(tmp_path, "they,n\nshe,f\nhe,m\n"))
+    assert lex.groups == ("f", "m", "n") and lex.terms_of("n") == ("they",)
+    # 'word' is a header word, but its label 'm' is used by other lines: data
+    lex = read_lexicon(write(tmp_path, "word,m\nshe,f\nhe,m\n", "b.csv"))
+    assert lex.terms_of("m") == ("he", "word")
+    # with the groups given, a header-like first line whose label is one of them is data
+    lex = read_lexicon(write(tmp_path, "name,f\nhe,m\n", "c.csv"), groups=("f", "m"))
+    assert lex.terms_of("f") == ("name",)
+
+
+def test_header_only_and_empty_word_lists(tmp_path):
+    with pytest.raises(InputError, match="has a header but no terms"):
+        read_lexicon(write(tmp_path, "term,group\n"))
+    for raw in (b"", b"\xef\xbb\xbf", b"\n\n"):
+        path = tmp_path / "e.csv"
+        path.write_bytes(raw)
+        with pytest.raises(InputError, match="the word list is empty"):
+            read_lexicon(path)
+
+
+def test_word_list_from_a_stream_and_a_fifo(tmp_path):
+    assert len(read_lexicon(io.BytesIO(CLEAN))) == 4
+    fifo = tmp_path / "terms.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"term,group\n" + CLEAN))
+    writer.start()
+    lex = read_lexicon(fifo)
+    writer.join()
+    assert dict(lex.term_to_group) == {"she": "f", "he": "m", "woman": "f", "man": "m"}
+
+
+def test_groups_argument_is_normalised_and_must_stay_distinct(tmp_path):
+    path = write(tmp_path, "she,f\nhe,m\n")
+    with pytest.raises(InputError, match="repeat after lower-casing"):
+        read_lexicon(path, groups=("f", "F", "m"))
+
+
+def test_pairs_with_quirks(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(b"\xef\xbb\xbfFemale,Male\r\nShe,He\r\nwoman,man\r\n\r\n")
+    assert read_pairs(path) == (("she", "he"), ("woman", "man"))
+    path.write_bytes(b"female,male\nshe,he\n\nwoman,man\n")
+    with pytest.raises(InputError, match=r":3: found a blank line"):
+        read_pairs(path)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    mapping=st.dictionaries(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyzäé'-", min_size=1, max_size=8),
+        st.sampled_from(["f", "m", "n"]),
+        min_size=2,
+        max_size=30,
+    ),
+    header=st.booleans(),
+    crlf=st.booleans(),
+)
+def test_word_list_round_trip(mapping, header, crlf, tmp_path_factory):
+    assume(len(set(mapping.values())) >= 2)
+    assume(not (header and "term" in mapping))
+    end = "\r\n" if crlf else "\n"
+    text = ("term,group" + end if header else "") + "".join(
+        f"{t},{g}{end}" for t, g in mapping.items()
+    )
+    path = tmp_path_factory.mktemp("lex") / "terms.csv"
+    path.write_text(text, encoding="utf-8")
+    lex = read_lexicon(path)
+    assert dict(lex.term_to_group) == mapping
+    assert lex.groups == tuple(sorted(set(mapping.values())))

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from rankbias import runs as runs_module
 from rankbias.errors import InputError
 from rankbias.runs import Run, read_qrels, read_run, write_qrels, write_run
 
@@ -172,3 +181,321 @@ def test_file_order_is_explicit_and_keeps_line_order(tmp_path):
     assert by_file.cut(2).ranked("q1").tolist() == ["b", "a"]
     with pytest.raises(ValueError, match="order must be"):
         read_run(path, order="rank")
+
+
+# ---- strict reading: a table of malformed inputs ---------------------------------------------
+GOOD = b"q1 Q0 d0 1 9.0 t\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "fragment"),
+    [
+        (b"q1 Q0 d1 2 2.0\n", 2, "found 5 field(s)"),
+        (b"q1 Q0 d1 2 2.0 t extra\n", 2, "found 7 field(s)"),
+        (b"\n", 2, "found a blank line"),
+        (b"   \n", 2, "found a blank line"),
+        (b"q1 Q0 d1 1.5 2.0 t\n", 2, "rank '1.5' is not an integer"),
+        (b"q1 Q0 d1 1e3 2.0 t\n", 2, "rank '1e3' is not an integer"),
+        (b"q1 Q0 d1 1_000 2.0 t\n", 2, "rank '1_000' is not an integer"),
+        (b"q1 Q0 d1 0x10 2.0 t\n", 2, "rank '0x10' is not an integer"),
+        (b"q1 Q0 d1 -2 2.0 t\n", 2, "rank '-2' is negative"),
+        (b"q1 Q0 d1 1 2.0 t\n", 2, "rank 1 already used for query q1 on line 1"),
+        (b"q1 Q0 d0 2 2.0 t\n", 2, "document d0 already listed for query q1 on line 1"),
+        (b"q1 Q0 d1 2 1_000 t\n", 2, "score '1_000' is not a number"),
+        (b"q1 Q0 d1 2 0x10 t\n", 2, "score '0x10' is not a number"),
+        (b"q1 Q0 d1 2 1,5 t\n", 2, "score '1,5' is not a number"),
+        (b"q1 Q0 d1 2 nan t\n", 2, "score 'nan' is not finite"),
+        (b"q1 Q0 d1 2 -inf t\n", 2, "score '-inf' is not finite"),
+        (b"q1 Q0 d1 2 Infinity t\n", 2, "score 'Infinity' is not finite"),
+        (b"q1 Q0 d1 2 1e999 t\n", 2, "score '1e999' overflows a 64-bit float"),
+        (b"q1 Q0 d\xe91 2 2.0 t\n", 2, "byte 0xe9 at column 8 is not UTF-8"),
+    ],
+)
+def test_malformed_run_lines_table(tmp_path, body, line, fragment):
+    path = tmp_path / "bad.run"
+    path.write_bytes(GOOD + body + b"q2 Q0 d5 1 1.0 t\n")
+    with pytest.raises(InputError) as info:
+        read_run(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: "), message
+    assert fragment in message, message
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        (b"", "the run file is empty"),
+        (b"\xef\xbb\xbf", "the run file is empty"),
+    ],
+)
+def test_empty_run_inputs(tmp_path, raw, fragment):
+    path = tmp_path / "e.run"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=fragment):
+        read_run(path)
+
+
+CLEAN = b"q1 Q0 a 1 3.5 t\nq1 Q0 b 2 3.5 t\nq2 Q0 a 1 -1e-3 t\nq1 Q0 c 3 +.5 t\n"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        CLEAN.replace(b"\n", b"\r\n"),
+        CLEAN.replace(b"\n", b"\r"),
+        b"\xef\xbb\xbf" + CLEAN,
+        CLEAN.replace(b" ", b"\t"),
+        CLEAN.replace(b" ", b" \t "),
+        b"  " + CLEAN.replace(b"\n", b"  \n"),
+        CLEAN.rstrip(b"\n"),  # no final line end
+        gzip.compress(CLEAN),
+        CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a +1"),  # a sign on a rank
+    ],
+)
+def test_quirky_but_valid_runs_give_the_clean_numbers(tmp_path, variant):
+    clean = tmp_path / "clean.run"
+    clean.write_bytes(CLEAN)
+    quirky = tmp_path / "quirky.run"
+    quirky.write_bytes(variant)
+    for order in ("score", "file"):
+        expected, found = read_run(clean, order=order), read_run(quirky, order=order)
+        assert found.qids.tolist() == expected.qids.tolist() == ["q1", "q2"]
+        assert found.docids.tolist() == expected.docids.tolist()
+        assert found.scores.tolist() == expected.scores.tolist()
+    # by hand: q1 = a (3.5), b (3.5), c (0.5) ; q2 = a (-0.001)
+    assert read_run(quirky).docids.tolist() == ["a", "b", "c", "a"]
+    assert read_run(quirky).scores.tolist() == [3.5, 3.5, 0.5, -0.001]
+
+
+def test_opening_errors_name_the_file(tmp_path):
+    with pytest.raises(InputError, match=r"no such file; expected a run file"):
+        read_run(tmp_path / "absent.run")
+    with pytest.raises(InputError, match=r"is a directory; expected a run file"):
+        read_run(tmp_path)
+    fake = tmp_path / "plain.run.gz"
+    fake.write_bytes(CLEAN)
+    with pytest.raises(InputError, match=r"plain.run.gz: the name ends in '.gz' but"):
+        read_run(fake)
+    truncated = tmp_path / "cut.run.gz"
+    truncated.write_bytes(gzip.compress(CLEAN * 50)[:-30])
+    with pytest.raises(InputError, match=r"cut.run.gz: the gzip data ends before its end marker"):
+        read_run(truncated)
+    hidden = tmp_path / "hidden.run"  # gzip without the suffix: read by content
+    hidden.write_bytes(gzip.compress(CLEAN))
+    assert read_run(hidden).docids.tolist() == ["a", "b", "c", "a"]
+
+
+def test_streams_are_read_once(tmp_path):
+    assert read_run(io.BytesIO(CLEAN), name="s").docids.tolist() == ["a", "b", "c", "a"]
+    assert read_run(io.StringIO(CLEAN.decode()), name="s").docids.tolist() == ["a", "b", "c", "a"]
+    fifo = tmp_path / "pipe.run"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as handle:
+            for line in CLEAN.splitlines(keepends=True):
+                handle.write(line)
+                handle.flush()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    run = read_run(fifo)
+    writer.join()
+    assert run.name == "pipe" and run.docids.tolist() == ["a", "b", "c", "a"]
+
+
+def test_gzip_through_a_pipe_and_dev_stdin(tmp_path):
+    clean = tmp_path / "clean.run"
+    clean.write_bytes(CLEAN)
+    code = (
+        "import sys; from rankbias.runs import read_run; r = read_run(sys.argv[1]); "
+        "print(' '.join(r.docids.tolist()), r.scores.sum())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    zipped = subprocess.run(["gzip", "-c", str(clean)], check=True, capture_output=True).stdout
+    for stdin in (zipped, CLEAN):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "/dev/stdin"],
+            input=stdin,
+            capture_output=True,
+            env=env,
+            check=True,
+        )
+        assert done.stdout.decode().split() == ["a", "b", "c", "a", "7.499"]
+
+
+def test_long_interleaved_run_keeps_file_order_with_tied_scores(tmp_path):
+    # 3,000 lines, 7 queries interleaved at random, scores from three values (many ties)
+    rng = np.random.default_rng(9)
+    qids = [f"q{i}" for i in rng.integers(0, 7, size=3000)]
+    scores = rng.choice([1.0, 2.0, 3.0], size=3000)
+    docids = [f"d{j}" for j in rng.permutation(3000)]
+    rank_of: dict[str, int] = {}
+    lines = []
+    for q, d, s in zip(qids, docids, scores, strict=True):
+        rank_of[q] = rank_of.get(q, 0) + 1
+        lines.append(f"{q} Q0 {d} {rank_of[q]} {s} t")
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    by_file = read_run(path, order="file")
+    by_score = read_run(path)
+    for q in sorted(set(qids)):
+        in_file = [d for qq, d in zip(qids, docids, strict=True) if qq == q]
+        assert by_file.ranked(q).tolist() == in_file
+        ranked = sorted(
+            ((s, d) for qq, d, s in zip(qids, docids, scores, strict=True) if qq == q),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        assert by_score.ranked(q).tolist() == [d for _, d in ranked]
+
+
+# ---- property tests: the fast path equals an independent reading -----------------------------
+ids = st.text(alphabet="abcxyz019_-.:é", min_size=1, max_size=4)
+
+
+SCORES = [0.0, -0.0, 1.5, 2.0, -3.25, 1e-300, 7e10]
+
+
+@st.composite
+def run_rows(draw, scores):
+    n = draw(st.integers(1, 40))
+    rows = draw(
+        st.lists(
+            st.tuples(ids, ids, st.sampled_from(scores)),
+            min_size=n,
+            max_size=n,
+            unique_by=lambda row: (row[0], row[1]),
+        )
+    )
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=run_rows(SCORES), crlf=st.booleans(), tabs=st.booleans())
+def test_read_run_equals_a_sort_by_hand(rows, crlf, tabs):
+    sep = "\t" if tabs else " "
+    end = "\r\n" if crlf else "\n"
+    rank: dict[str, int] = {}
+    text = ""
+    for q, d, s in rows:
+        rank[q] = rank.get(q, 0) + 1
+        text += sep.join([q, "Q0", d, str(rank[q]), repr(s), "t"]) + end
+    run = read_run(io.BytesIO(text.encode()), name="h")
+    expected = sorted(rows, key=lambda row: (row[0], -row[2], row[1]))
+    assert run.qids.tolist() == sorted({q for q, _, _ in rows})
+    got = zip(np.repeat(run.qids, run.list_lengths), run.docids, run.scores, strict=True)
+    assert list(got) == [(q, d, s) for q, d, s in expected]
+    by_file = read_run(io.BytesIO(text.encode()), name="h", order="file")
+    assert by_file.docids.tolist() == [d for q, d, _ in sorted(rows, key=lambda row: row[0])]
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=run_rows([0.0, 1.5, -2.125, 3.001, 3.002, 1e6]))
+def test_run_round_trip_through_write_run(rows, tmp_path_factory):
+    frame = pd.DataFrame(rows, columns=["qid", "docid", "score"])
+    run = Run.from_frame(frame, name="r")
+    path = tmp_path_factory.mktemp("rt") / "r.run"
+    write_run(path, run)
+    back = read_run(path)
+    assert back.qids.tolist() == run.qids.tolist()
+    assert back.docids.tolist() == run.docids.tolist()
+    np.testing.assert_allclose(back.scores, np.round(run.scores, 6), rtol=0, atol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(ids, ids, st.integers(-2, 4)), min_size=1, max_size=30, unique_by=lambda r: r[:2]
+    )
+)
+def test_qrels_round_trip(rows, tmp_path_factory):
+    table = pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
+    path = tmp_path_factory.mktemp("qr") / "q.txt"
+    write_qrels(path, table)
+    back = read_qrels(path)
+    assert back.to_dict("list") == table.to_dict("list")
+    assert back["relevance"].dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "fragment"),
+    [
+        (b"1 0 b\n", 2, "found 3 field(s)"),
+        (b"\n", 2, "found a blank line"),
+        (b"1 0 b 1.0\n", 2, "relevance '1.0' is not an integer"),
+        (b"1 0 b 1_0\n", 2, "relevance '1_0' is not an integer"),
+        (b"1 0 a 0\n", 2, "document a already judged for query 1 on line 1"),
+        (b"1 0 \xff 0\n", 2, "byte 0xff at column 5 is not UTF-8"),
+    ],
+)
+def test_malformed_qrels_table(tmp_path, body, line, fragment):
+    path = tmp_path / "bad.qrels"
+    path.write_bytes(b"1 0 a 1\n" + body)
+    with pytest.raises(InputError) as info:
+        read_qrels(path)
+    assert str(info.value).startswith(f"{path}:{line}: ") and fragment in str(info.value)
+
+
+def test_qrels_quirks_and_empty(tmp_path):
+    expected = {"qid": ["1", "2"], "docid": ["a", "b"], "relevance": [1, -2]}
+    for raw in (
+        b"1 0 a 1\n2 0 b -2\n",
+        b"\xef\xbb\xbf1\t0\ta\t1\r2\t0\tb\t-2",
+        b"1 0 a +1\n2 0 b -2\n",
+    ):
+        path = tmp_path / "q.txt"
+        path.write_bytes(gzip.compress(raw))
+        assert read_qrels(path).to_dict("list") == expected
+    path.write_bytes(b"")
+    with pytest.raises(InputError, match="the qrels file is empty"):
+        read_qrels(path)
+
+
+# per column: valid tokens, and (drawn 1 time in 15) unusual or invalid ones
+VALID = [
+    ["q1", "q2", "é"],
+    ["Q0", "0"],
+    ["d1", "d2", "d3", "d4", "d5"],
+    ["1", "2", "3", "4", "5", "01"],
+    ["1", "2.5", "-0", ".5", "5.", "1e3", "1E-2", "+1"],
+    ["t", "run"],
+]
+ODD = [
+    ["", "q 1"],
+    [""],
+    ["", "d\tx"],
+    ["+1", "-1", "1.5", "1e3", "1_0", "", "99999999999999999999"],
+    ["nan", "inf", "1_0", "0x1", "1e999", "", "1,5"],
+    ["", "t t"],
+]
+
+
+@st.composite
+def run_text(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = [
+            draw(st.sampled_from(odd if draw(st.integers(0, 14)) == 0 else valid))
+            for valid, odd in zip(VALID, ODD, strict=True)
+        ]
+        if draw(st.integers(0, 19)) == 0:
+            fields = fields[: draw(st.integers(0, 7))]  # a short (or blank) line
+        lines.append(draw(st.sampled_from([" ", " ", " ", "\t", "  "])).join(fields))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n", "\n\n"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=run_text())
+def test_the_fast_path_never_accepts_what_the_line_reader_refuses(text):
+    data = text.encode()
+    fast = runs_module._read_run_fast(data, "r", "score")
+    try:
+        frame = runs_module._parse_run_lines(data, "r")
+        slow = Run.from_frame(frame, name="r") if not frame.empty else None
+    except InputError:
+        slow = None
+    if fast is not None:
+        assert slow is not None
+        assert fast.qids.tolist() == slow.qids.tolist()
+        assert fast.docids.tolist() == slow.docids.tolist()
+        assert fast.scores.tolist() == slow.scores.tolist()
+        assert fast.offsets.tolist() == slow.offsets.tolist()

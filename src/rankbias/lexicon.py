@@ -1,15 +1,18 @@
 """Word lists: groups of terms, the project's default gendered pairs, stratified subsampling.
 
-A *lexicon* assigns each term to exactly one group (``METRICS.md`` §0: groups ``G``, term sets
-``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the format of the
-public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU gender-representative list).
-Terms are lower-cased when read, as the reference code does, because the tokenisers lower-case
-the text.  The project's own default list is a *pair* file (``female,male`` per line, see
-``resources/README.md``), read by :func:`read_pairs` and :func:`default_lexicon`.
+A *lexicon* assigns each term to exactly one group (the book's "Conventions" page: groups
+``G``, term sets ``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the
+format of the public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU
+gender-representative list).  Terms are lower-cased when read, as the reference code does,
+because the tokenisers lower-case the text.  The project's own default list is a *pair* file
+(``female,male`` per line, see ``resources/README.md``), read by :func:`read_pairs` and
+:func:`default_lexicon`.
 
 Everything here is strict: a malformed line, an empty term, a term listed twice (in the same or
 in different groups), fewer than two groups, or a group the caller did not expect is an
-:class:`~rankbias.errors.InputError` naming the file and line.
+:class:`~rankbias.errors.InputError` naming the file and line.  Group labels are normalised
+(stripped, lower-cased) and a header line is recognised explicitly and skipped, never read as
+a term; :func:`read_lexicon` states the rules.
 """
 
 from __future__ import annotations
@@ -24,10 +27,14 @@ from types import MappingProxyType
 import numpy as np
 
 from rankbias.errors import InputError, located
+from rankbias.inputs import Source, open_lines, source_name
 
 __all__ = [
     "Lexicon",
     "read_lexicon",
+    "normalise_label",
+    "HEADER_TERMS",
+    "HEADER_LABELS",
     "read_pairs",
     "default_lexicon",
     "default_pairs_path",
@@ -120,53 +127,114 @@ class Lexicon:
         return f"Lexicon({sizes}; from {source})"
 
 
-def _data_lines(path: Path):
-    """Yield ``(line_number, stripped_text)`` for each line of a UTF-8 text file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise located(path, line, f"byte {exc.object[exc.start]:#04x} is not UTF-8") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        yield number, line.strip()
+#: a first line is a header when its term field is one of these …
+HEADER_TERMS = frozenset({"term", "terms", "word", "words", "token", "tokens", "name", "names"})
+#: … or its group field is one of these (and the label is not used by any other line)
+HEADER_LABELS = frozenset(
+    {"group", "groups", "label", "labels", "gender", "category", "class", "attribute"}
+)
 
 
-def read_lexicon(path: str | Path, groups: Iterable[str] | None = None) -> Lexicon:
-    """Read a ``term,group`` word list (one term per line) into a :class:`Lexicon`.
-
-    Terms are lower-cased and surrounding spaces removed.  If ``groups`` is given, it fixes the
-    group order and every label in the file must be one of them (an unknown label is an error
-    naming the line); otherwise the groups are the labels found, sorted.  A final empty line
-    (a file ending in a newline) is allowed; any other empty line is an error.
-    """
-    path = Path(path)
-    expected = tuple(groups) if groups is not None else None
-    mapping: dict[str, str] = {}
-    first_seen: dict[str, tuple[int, str]] = {}
-    lines = list(_data_lines(path))
+def _data_lines(source: Source, what: str = "word list") -> list[tuple[int, str]]:
+    """``(line_number, stripped_text)`` of every line, trailing blank lines removed."""
+    lines = [(number, line.strip()) for number, line in open_lines(source, what)]
     while lines and lines[-1][1] == "":
         lines.pop()
+    return lines
+
+
+def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, str]:
+    if not line:
+        raise located(where, number, f"found a blank line; expected '{names}'")
+    fields = [f.strip() for f in line.split(",")]
+    if len(fields) != 2:
+        raise located(
+            where, number, f"found {len(fields)} column(s) in {line!r}; expected 2: {names}"
+        )
+    return fields[0], fields[1]
+
+
+def normalise_label(label: str) -> str:
+    """A group label as the package compares it: surrounding white space removed, lower case."""
+    return label.strip().lower()
+
+
+def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon:
+    """Read a ``term,group`` word list (one term per line) into a :class:`Lexicon`.
+
+    ``source`` is a path or a stream, opened by :mod:`rankbias.inputs` (gzip by content, UTF-8,
+    a byte-order mark dropped, ``\\n``/``\\r\\n``/``\\r`` line ends).  The rules:
+
+    - **Normalisation.**  Terms and group labels are stripped of surrounding white space and
+      lower-cased (``He`` → ``he``, `` M `` → ``m``), the labels in ``groups`` too, so ``man,M``
+      and ``man,m`` are the same line.  A term containing white space is refused: the
+      tokenisers split on it, so such a term could never be counted.
+    - **Header.**  The first line is a *header* and is skipped when its term field is one of
+      :data:`HEADER_TERMS` (``term``, ``word``, …) or its group field is one of
+      :data:`HEADER_LABELS` (``group``, ``label``, ``gender``, …), provided that group field is
+      not a label of any other line (nor one of ``groups``).  ``term,group`` is therefore a
+      header; ``they,n`` with no other ``n`` term is data.  A skipped header is recorded in the
+      lexicon's ``source`` (and so in its repr).  A pair file's ``female,male`` header is
+      refused with a pointer to :func:`read_pairs`.
+    - **Blank lines** at the end of the file are ignored; a blank line between terms is an
+      error (it usually means two files were joined or one was damaged).
+    - **Duplicates.**  Each term once: a term listed twice (after lower-casing), in the same or
+      in different groups, is an error naming both lines.
+    - **Groups.**  If ``groups`` is given, it fixes the group order and every label must be one
+      of them; otherwise the groups are the labels found, sorted, and there must be at least 2.
+
+    Every refusal is an :class:`~rankbias.errors.InputError` naming ``file:line``.
+    """
+    where = source_name(source)
+    expected = None
+    if groups is not None:
+        expected = tuple(normalise_label(g) for g in groups)
+        if len(set(expected)) != len(expected):
+            raise InputError(f"groups {list(groups)} repeat after lower-casing; expected distinct")
+    lines = _data_lines(source)
     if not lines:
-        raise located(path, None, "the word list is empty; expected 'term,group' lines")
-    for number, line in lines:
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) != 2:
-            raise located(
-                path, number, f"found {len(fields)} column(s) in {line!r}; expected 2: term,group"
-            )
-        term, group = fields[0].lower(), fields[1]
+        raise located(where, None, "the word list is empty; expected 'term,group' lines")
+    parsed = [(n, line, *_split_pair(where, n, line, "term,group")) for n, line in lines]
+    first_number, first_line, first_term, first_label = parsed[0]
+    if (first_term.lower(), normalise_label(first_label)) == ("female", "male"):
+        raise located(
+            where,
+            first_number,
+            "found the header 'female,male' of a pair file; expected 'term,group' lines "
+            "(read pair files with read_pairs)",
+        )
+    source_text = where
+    other_labels = {normalise_label(label) for _, _, _, label in parsed[1:]}
+    known = other_labels | set(expected or ())
+    label0 = normalise_label(first_label)
+    if label0 not in known and (first_term.lower() in HEADER_TERMS or label0 in HEADER_LABELS):
+        parsed = parsed[1:]
+        source_text = f"{where} (header {first_line!r} skipped)"
+        if not parsed:
+            raise located(where, None, "the word list has a header but no terms")
+    mapping: dict[str, str] = {}
+    first_seen: dict[str, tuple[int, str]] = {}
+    for number, line, raw_term, raw_label in parsed:
+        term, group = raw_term.lower(), normalise_label(raw_label)
         if not term:
-            raise located(path, number, f"empty term in {line!r}; expected 'term,group'")
+            raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
         if not group:
-            raise located(path, number, f"empty group label in {line!r}; expected 'term,group'")
+            raise located(where, number, f"empty group label in {line!r}; expected 'term,group'")
+        if any(ch.isspace() for ch in term):
+            raise located(
+                where,
+                number,
+                f"term {term!r} contains white space; expected a single token (the tokenisers "
+                "split on white space, so it could never be counted)",
+            )
         if expected is not None and group not in expected:
             raise located(
-                path, number, f"unknown group label {group!r}; expected one of {list(expected)}"
+                where, number, f"unknown group label {group!r}; expected one of {list(expected)}"
             )
         if term in first_seen:
             line0, group0 = first_seen[term]
             raise located(
-                path,
+                where,
                 number,
                 f"term {term!r} (group {group!r}) is already listed on line {line0} "
                 f"(group {group0!r}); expected each term once",
@@ -175,49 +243,45 @@ def read_lexicon(path: str | Path, groups: Iterable[str] | None = None) -> Lexic
         mapping[term] = group
     found = sorted(set(mapping.values()))
     if expected is None and len(found) < 2:
-        raise located(path, None, f"found {len(found)} group(s) {found}; expected at least 2")
+        raise located(where, None, f"found {len(found)} group(s) {found}; expected at least 2")
     return Lexicon(
         groups=expected if expected is not None else tuple(found),
         term_to_group=mapping,
-        source=str(path),
+        source=source_text,
     )
 
 
-def read_pairs(path: str | Path) -> tuple[tuple[str, str], ...]:
+def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
     """Read a ``female,male`` pair file (with that header) into a tuple of pairs.
 
-    Every term must appear once in the whole file (so the pairs define a one-to-one map in both
-    directions); a term repeated, an empty term or a line without exactly two columns is an
-    error naming the line.
+    Opened like :func:`read_lexicon` (BOM, line ends, gzip, streams); terms are stripped and
+    lower-cased.  Every term must appear once in the whole file (so the pairs define a one-to-one
+    map in both directions); a term repeated, an empty term, a blank line between pairs or a line
+    without exactly two columns is an error naming the line.
     """
-    path = Path(path)
-    lines = list(_data_lines(path))
-    while lines and lines[-1][1] == "":
-        lines.pop()
-    if not lines or [f.strip() for f in lines[0][1].split(",")] != ["female", "male"]:
-        raise located(path, 1, "expected the header 'female,male'")
+    where = source_name(source)
+    lines = _data_lines(source, "pair file")
+    if not lines or [f.strip().lower() for f in lines[0][1].split(",")] != ["female", "male"]:
+        raise located(where, 1, "expected the header 'female,male'")
     pairs: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
     for number, line in lines[1:]:
-        fields = [f.strip().lower() for f in line.split(",")]
-        if len(fields) != 2:
-            raise located(
-                path, number, f"found {len(fields)} column(s) in {line!r}; expected 2: female,male"
-            )
+        female, male = _split_pair(where, number, line, "female,male")
+        fields = (female.lower(), male.lower())
         for term in fields:
             if not term:
-                raise located(path, number, f"empty term in {line!r}; expected 'female,male'")
+                raise located(where, number, f"empty term in {line!r}; expected 'female,male'")
             if term in seen:
                 raise located(
-                    path,
+                    where,
                     number,
                     f"term {term!r} is already listed on line {seen[term]}; "
                     "expected each term once",
                 )
             seen[term] = number
-        pairs.append((fields[0], fields[1]))
+        pairs.append(fields)
     if not pairs:
-        raise located(path, None, "no pairs after the header")
+        raise located(where, None, "no pairs after the header")
     return tuple(pairs)
 
 

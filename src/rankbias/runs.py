@@ -19,7 +19,7 @@ Qrels use the TREC format ``qid iteration docid relevance``.
 
 from __future__ import annotations
 
-import gzip
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +28,9 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
+from rankbias.inputs import Source, iter_lines, read_bytes, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
-
-
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,108 +184,293 @@ class Run:
 
 
 # ---- TREC run files ----------------------------------------------------------------------
-def read_run(path: str | Path, name: str | None = None, order: str = "score") -> Run:
-    """Read a TREC run file (optionally gzipped) into a :class:`Run`.
+RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
+QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
+
+# Numbers as TREC tools write them: an integer is digits with an optional sign; a score is a
+# decimal number with an optional fraction and exponent.  Python's int() and float() accept
+# more ('1_000', ' 1', 'infinity'), so the text is matched before it is converted.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
+_FIELD_SEPARATOR = re.compile(r"[ \t]+")
+
+
+def _run_name(where: str) -> str:
+    base = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
+    return base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
+
+
+def read_run(source: Source, name: str | None = None, order: str = "score") -> Run:
+    """Read a TREC run file (a path or a stream, optionally gzipped) into a :class:`Run`.
 
     ``order="score"`` (default) orders each query's list by score descending, ties by docid
-    ascending; ``order="file"`` keeps the file's line order, as the released NFaiRR and ARaB
-    scripts do (the public neural runs have thousands of tied scores, so the two orders give
-    different values at a cutoff).
+    ascending; ``order="file"`` keeps the file's line order within each query, as the released
+    NFaiRR and ARaB scripts do (the public neural runs have thousands of tied scores, so the two
+    orders give different values at a cutoff).
 
-    Each line must have six whitespace-separated fields ``qid Q0 docid rank score tag`` with
-    an integer rank and a finite numeric score.  A malformed line, or a document listed twice
-    for the same query, raises :class:`~rankbias.errors.InputError` naming the file and line.
-    Blank lines are errors too: a run file has none, and one usually means a truncated file.
+    The input is opened by :mod:`rankbias.inputs` (gzip by content, UTF-8, a byte-order mark
+    dropped, ``\\n``, ``\\r\\n`` and ``\\r`` line ends, pipes and FIFOs read once).  Each line
+    must have exactly six fields ``qid Q0 docid rank score tag`` separated by spaces or tabs.
+    The rank is an integer written as TREC tools write it — ASCII digits with an optional sign
+    (``1_000``, ``1.5``, ``1e3`` are refused) — and not negative; the score is a decimal number
+    (``12.5``, ``-3``, ``1.2e-3``; ``1_000``, ``0x10``, ``nan`` and ``inf`` are refused, and so
+    is a number too large for a 64-bit float).  Within a query each rank and each document may
+    appear only once.  A blank line is an error too: a run file has none, and one usually means
+    a damaged file.  Every refusal is an :class:`~rankbias.errors.InputError` naming the file and
+    line, what was found and what was expected.
 
-    Well-formed files are parsed in one vectorised pass; only when that pass finds a problem
-    is the file re-read line by line to name the first offending line exactly.
+    The rank column is validated but never used for ordering.  Well-formed files are parsed by
+    Arrow's CSV reader and validated with vectorised checks; when those find anything unusual
+    the bytes already read are parsed again line by line, which names the first offending line.
     """
-    path = Path(path)
-    name = name or path.name.removesuffix(".gz").rsplit(".", 1)[0]
-    frame = _parse_run_fast(path)
-    if frame is None:
-        frame = _parse_run_lines(path)  # raises with the file and line of the first problem
-    if frame.empty:
-        raise located(path, None, "the run file is empty; expected TREC run lines")
     if order not in ("score", "file"):
         raise ValueError(f"order must be 'score' or 'file', found {order!r}")
-    return Run.from_frame(frame, name=name, order="score" if order == "score" else "given")
+    where = source_name(source)
+    name = name or _run_name(where)
+    data = read_bytes(source, "run file")
+    run = _read_run_fast(data, name, order)
+    if run is None:
+        frame = _parse_run_lines(data, where)  # raises with the file and line of the problem
+        if frame.empty:
+            raise located(
+                where, None, "the run file is empty; expected lines 'qid Q0 docid rank score tag'"
+            )
+        run = Run.from_frame(frame, name=name, order="score" if order == "score" else "given")
+    return run
 
 
-def _parse_run_fast(path: Path) -> pd.DataFrame | None:
-    """``qid, docid, score`` of a well-formed run, or ``None`` if anything looks wrong."""
-    if path.stat().st_size == 0:
-        return pd.DataFrame(columns=["qid", "docid", "score"])
+def _separator(data: bytes) -> bytes | None:
+    """The one field separator of ``data`` (space or tab), or ``None`` if both are in use.
+
+    Runs of separators and separators at the ends of a line give empty fields or a wrong field
+    count, which the fast path refuses; the line reader then decides."""
+    has_tab = b"\t" in data
+    if has_tab and b" " in data:
+        return None
+    return b"\t" if has_tab else b" "
+
+
+def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
+    """``data`` parsed by Arrow's CSV reader with strict options, or ``None`` if it fails."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    sep = _separator(data)
+    if sep is None or not data:
+        return None
     try:
-        table = pd.read_csv(
-            path,
-            sep=r"\s+",
-            header=None,
-            names=["qid", "q0", "docid", "rank", "score", "tag"],
-            dtype=str,
-            skip_blank_lines=False,
-            keep_default_na=False,
-            na_values=[],
-            quoting=3,
-            encoding="utf-8",
+        table = pa_csv.read_csv(
+            pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(column_names=list(names)),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=sep.decode(),
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=False,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=types,
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError):
+    except (pa.ArrowException, ValueError, OverflowError):
         return None
-    if (table == "").to_numpy().any() or table.isna().to_numpy().any():
-        return None  # a short or blank line
-    rank = pd.to_numeric(table["rank"], errors="coerce")
-    score = pd.to_numeric(table["score"], errors="coerce").to_numpy(dtype=np.float64)
-    integral = rank.notna() & ~table["rank"].str.contains(r"[.eE]", regex=True)
-    if not integral.all() or not np.isfinite(score).all():
+    if table.num_rows == 0:
         return None
-    if table.duplicated(["qid", "docid"]).any():
-        return None
-    return pd.DataFrame({"qid": table["qid"], "docid": table["docid"], "score": score})
+    for column in table.column_names:
+        if table[column].null_count:
+            return None
+    return table
 
 
-def _parse_run_lines(path: Path) -> pd.DataFrame:
+def _codes_in_string_order(column) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary codes renumbered so that code order is string order, and the sorted values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pa.chunked_array(column.unify_dictionaries().chunks, type=column.type)
+    encoded = encoded.combine_chunks()
+    values = encoded.dictionary
+    order = pc.sort_indices(values).to_numpy()
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    return position[encoded.indices.to_numpy(zero_copy_only=False)], np.asarray(
+        values.take(pa.array(order)).to_pylist(), dtype=object
+    )
+
+
+def _nonempty(table, columns) -> bool:
+    import pyarrow.compute as pc
+
+    return all(pc.min(pc.binary_length(table[c])).as_py() > 0 for c in columns)
+
+
+def _sorted_unique_pairs(codes: np.ndarray, strings):
+    """Rows sorted by (code, string) and whether any (code, string) pair repeats."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = pc.sort_indices(
+        pa.table({"c": codes, "s": strings}), sort_keys=[("c", "ascending"), ("s", "ascending")]
+    ).to_numpy()
+    ordered = strings.take(pa.array(rows))
+    n = len(rows)
+    same_string = pc.equal(ordered.slice(1), ordered.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    same_code = codes[rows][1:] == codes[rows][:-1]
+    return rows, bool((same_string & same_code).any())
+
+
+def _repeats(q_codes: np.ndarray, values: np.ndarray) -> bool:
+    """Whether any (query, integer value) pair repeats (values are non-negative)."""
+    top = int(values.max()) + 1
+    if top * (int(q_codes.max()) + 1) <= 4 * len(values) + 1024:
+        return bool((np.bincount(q_codes * top + values) > 1).any())
+    return bool(pd.DataFrame({"q": q_codes, "v": values}).duplicated().any())
+
+
+def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
+    """The :class:`Run` of a well-formed file, or ``None`` if anything looks unusual."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    string = pa.string()
+    types = {
+        "qid": pa.dictionary(pa.int32(), string),
+        "Q0": string,
+        "docid": string,
+        "rank": string,
+        "score": pa.float64(),
+        "tag": string,
+    }
+    table = _arrow_table(data, RUN_FIELDS, types)
+    if table is None:
+        return None
+    if not _nonempty(table, ("Q0", "docid", "tag")):
+        return None
+    if not pc.all(pc.ascii_is_decimal(table["rank"])).as_py():  # no sign, no '', no '1.5'
+        return None
+    try:
+        rank = pc.cast(table["rank"], pa.int64()).to_numpy()
+    except (pa.ArrowException, ValueError, OverflowError):
+        return None
+    score = table["score"].to_numpy()
+    if not np.isfinite(score).all():
+        return None
+    q_codes, qids = _codes_in_string_order(table["qid"])
+    if (qids == "").any():
+        return None  # a blank line
+    try:
+        docid = table["docid"].combine_chunks()
+    except (pa.ArrowException, ValueError, OverflowError):
+        return None
+    by_docid, repeated = _sorted_unique_pairs(q_codes, docid)
+    if repeated or _repeats(q_codes, rank):
+        return None
+    if order == "score":
+        docid_rank = np.empty(len(by_docid), dtype=np.int64)
+        docid_rank[by_docid] = np.arange(len(by_docid))
+        rows = pc.sort_indices(
+            pa.table({"q": q_codes, "s": score, "d": docid_rank}),
+            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "ascending")],
+        ).to_numpy()
+    else:
+        rows = np.argsort(q_codes, kind="stable")  # queries grouped, line order kept
+    counts = np.bincount(q_codes, minlength=len(qids))
+    return Run(
+        name=name,
+        qids=qids,
+        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        docids=docid.take(pa.array(rows)).to_numpy(zero_copy_only=False),
+        scores=score[rows],
+    )
+
+
+def _fields(line: str) -> list[str]:
+    text = line.strip(" \t")
+    return _FIELD_SEPARATOR.split(text) if text else []
+
+
+def _shown(line: str) -> str:
+    return repr(line[:80] + ("…" if len(line) > 80 else ""))
+
+
+def _field_count_error(where: str, lineno: int, line: str, fields: list[str], names) -> InputError:
+    expected = f"expected {len(names)} fields: {' '.join(names)} separated by spaces or tabs"
+    if not fields:
+        return located(where, lineno, f"found a blank line; {expected}")
+    return located(where, lineno, f"found {len(fields)} field(s) in {_shown(line)}; {expected}")
+
+
+def _integer(text: str, where: str, lineno: int, what: str) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise located(
+            where,
+            lineno,
+            f"{what} {text!r} is not an integer; expected ASCII digits with an optional sign, "
+            "e.g. '1'",
+        )
+    return int(text)
+
+
+def _score(text: str, where: str, lineno: int) -> float:
+    if _NOT_FINITE.fullmatch(text):
+        raise located(where, lineno, f"score {text!r} is not finite; expected a finite number")
+    if not _NUMBER.fullmatch(text):
+        raise located(
+            where,
+            lineno,
+            f"score {text!r} is not a number; expected a decimal number, e.g. '12.5' or '-1.2e-3'",
+        )
+    value = float(text)
+    if not np.isfinite(value):
+        raise located(
+            where, lineno, f"score {text!r} overflows a 64-bit float; expected a finite number"
+        )
+    return value
+
+
+def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
     """The line-by-line reader: slow, but names the first bad line precisely."""
     qids: list[str] = []
     docids: list[str] = []
     scores: list[float] = []
-    first_line: dict[tuple[str, str], int] = {}
-    with _open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            fields = line.split()
-            if len(fields) != 6:
-                raise located(
-                    path,
-                    lineno,
-                    f"found {len(fields)} field(s) {line.strip()[:80]!r}; expected 6: "
-                    "qid Q0 docid rank score tag",
-                )
-            qid, _, docid, rank, score, _ = fields
-            try:
-                int(rank)
-            except ValueError:
-                raise located(
-                    path, lineno, f"rank {rank!r} is not an integer; expected e.g. '1'"
-                ) from None
-            try:
-                value = float(score)
-            except ValueError:
-                raise located(
-                    path, lineno, f"score {score!r} is not a number; expected e.g. '12.5'"
-                ) from None
-            if not np.isfinite(value):
-                raise located(path, lineno, f"score {score!r} is not finite; expected a number")
-            key = (qid, docid)
-            if key in first_line:
-                raise located(
-                    path,
-                    lineno,
-                    f"document {docid} already listed for query {qid} on line "
-                    f"{first_line[key]}; expected each document once per query",
-                )
-            first_line[key] = lineno
-            qids.append(qid)
-            docids.append(docid)
-            scores.append(value)
+    doc_line: dict[tuple[str, str], int] = {}
+    rank_line: dict[tuple[str, int], int] = {}
+    for lineno, line in iter_lines(data, where):
+        fields = _fields(line)
+        if len(fields) != 6:
+            raise _field_count_error(where, lineno, line, fields, RUN_FIELDS)
+        qid, _, docid, rank_text, score_text, _ = fields
+        rank = _integer(rank_text, where, lineno, "rank")
+        if rank < 0:
+            raise located(
+                where, lineno, f"rank {rank_text!r} is negative; expected a rank ≥ 0 (usually 1…n)"
+            )
+        value = _score(score_text, where, lineno)
+        if (qid, docid) in doc_line:
+            raise located(
+                where,
+                lineno,
+                f"document {docid} already listed for query {qid} on line "
+                f"{doc_line[(qid, docid)]}; expected each document once per query",
+            )
+        if (qid, rank) in rank_line:
+            raise located(
+                where,
+                lineno,
+                f"rank {rank} already used for query {qid} on line {rank_line[(qid, rank)]}; "
+                "expected each rank once per query",
+            )
+        doc_line[(qid, docid)] = lineno
+        rank_line[(qid, rank)] = lineno
+        qids.append(qid)
+        docids.append(docid)
+        scores.append(value)
     return pd.DataFrame({"qid": qids, "docid": docids, "score": scores})
 
 
@@ -334,41 +514,81 @@ def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
 
 
 # ---- qrels -------------------------------------------------------------------------------
-def read_qrels(path: str | Path) -> pd.DataFrame:
-    """Read TREC qrels ``qid iteration docid relevance`` into a table.
+def read_qrels(source: Source) -> pd.DataFrame:
+    """Read TREC qrels ``qid iteration docid relevance`` (a path or a stream) into a table.
 
-    Returns columns ``qid, docid, relevance`` (relevance an integer).  A malformed line or a
-    (qid, docid) pair judged twice raises :class:`~rankbias.errors.InputError` naming the line.
+    Returns columns ``qid, docid, relevance`` (relevance an ``int64``) in file order.  The input
+    is opened as for :func:`read_run`; every line has exactly four fields separated by spaces
+    or tabs, the relevance is an integer with an optional sign (negative grades such as ``-2``
+    for spam are kept; ``1.0``, ``1_0`` are refused), and a (qid, docid) pair judged twice is
+    refused.  A blank line or an empty file is an error.  Errors are
+    :class:`~rankbias.errors.InputError` naming the file and line.
     """
-    path = Path(path)
+    where = source_name(source)
+    data = read_bytes(source, "qrels file")
+    frame = _read_qrels_fast(data)
+    if frame is None:
+        frame = _parse_qrels_lines(data, where)
+        if frame.empty:
+            raise located(
+                where,
+                None,
+                "the qrels file is empty; expected lines 'qid iteration docid relevance'",
+            )
+    return frame
+
+
+def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    string = pa.string()
+    types = {"qid": string, "iteration": string, "docid": string, "relevance": string}
+    table = _arrow_table(data, QRELS_FIELDS, types)
+    if table is None or not _nonempty(table, QRELS_FIELDS):
+        return None
+    relevance = table["relevance"]
+    if not pc.all(pc.match_substring_regex(relevance, r"^[+-]?[0-9]+$")).as_py():
+        return None
+    try:
+        values = pc.cast(relevance, pa.int64()).to_numpy()
+    except (pa.ArrowException, ValueError, OverflowError):
+        return None
+    qid = table["qid"].combine_chunks()
+    q_codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    _, repeated = _sorted_unique_pairs(q_codes, table["docid"].combine_chunks())
+    if repeated:
+        return None
+    return pd.DataFrame(
+        {
+            "qid": qid.to_numpy(zero_copy_only=False).astype(object),
+            "docid": table["docid"].to_numpy().astype(object),
+            "relevance": values.astype(np.int64),
+        }
+    )
+
+
+def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
     rows: list[tuple[str, str, int]] = []
     seen: dict[tuple[str, str], int] = {}
-    with _open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            fields = line.split()
-            if len(fields) != 4:
-                raise located(
-                    path,
-                    lineno,
-                    f"found {len(fields)} field(s); expected 4: qid iteration docid relevance",
-                )
-            qid, _, docid, rel = fields
-            try:
-                relevance = int(rel)
-            except ValueError:
-                raise located(
-                    path, lineno, f"relevance {rel!r} is not an integer; expected e.g. '1'"
-                ) from None
-            if (qid, docid) in seen:
-                raise located(
-                    path,
-                    lineno,
-                    f"document {docid} already judged for query {qid} on line "
-                    f"{seen[(qid, docid)]}; expected one judgement per pair",
-                )
-            seen[(qid, docid)] = lineno
-            rows.append((qid, docid, relevance))
-    return pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
+    for lineno, line in iter_lines(data, where):
+        fields = _fields(line)
+        if len(fields) != 4:
+            raise _field_count_error(where, lineno, line, fields, QRELS_FIELDS)
+        qid, _, docid, rel = fields
+        relevance = _integer(rel, where, lineno, "relevance")
+        if (qid, docid) in seen:
+            raise located(
+                where,
+                lineno,
+                f"document {docid} already judged for query {qid} on line "
+                f"{seen[(qid, docid)]}; expected one judgement per pair",
+            )
+        seen[(qid, docid)] = lineno
+        rows.append((qid, docid, relevance))
+    frame = pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
+    frame["relevance"] = frame["relevance"].astype(np.int64)
+    return frame
 
 
 def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:

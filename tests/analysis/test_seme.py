@@ -6,6 +6,8 @@ NumPy/SciPy least squares written here, or binomial bounds on rates over seeds.
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 
 import numpy as np
@@ -286,6 +288,10 @@ GOOD = "participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
         ("p2,c,q01,1,x,a|b,", "posterior: expected an integer −3…3, found 'x'"),
         ("p2,c,q01,1,0,a|b,3", r"clicked: expected ranks 1…2 \(the list shown\), found \[3\]"),
         ("p2,c,q01,1,0,a|b,1|two", "clicked: expected ranks"),
+        ("p2,c,q01,1,0,a|b,1_0", "clicked: expected ranks"),
+        ("p2,c,q01,1,0,a|b,1.0", "clicked: expected ranks"),
+        ("p2,c,q01,1,0,a|b,-1", "clicked: expected ranks"),
+        ('p2,c,q01,1,0,"a|b,', "expected CSV fields|expected 7 fields"),
         ("p2,c,q01,1,0,a|a,", r"shown: expected distinct document ids, found \['a'\] repeated"),
         ("p2,c,q01,1,0,,", "shown: expected document ids separated by '|'"),
         ("p2,c,q01,1,0", "expected 7 fields, found 5"),
@@ -367,3 +373,44 @@ def test_batched_p_values_equal_the_statsmodels_fit(oracle):
         batched = _batched_p_values(prior, posterior, regressor, weights)
         direct = [fit_seme(s).set_index("behaviour").loc[behaviour, "p_value"] for s in studies]
         assert np.allclose(batched, direct, rtol=1e-8), behaviour
+
+
+def test_n_clicked_counts_a_repeated_click_once_in_a_kept_row(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text(GOOD + "p1,c,q01,0,1,a|b|c,2|1|2\np2,c,q01,1,1,a|b|c,3|3\n", encoding="utf-8")
+    frame = read_study_responses(path)
+    assert frame.attrs["skipped"] == {}
+    assert frame["clicked"].tolist() == [(2, 1, 2), (3, 3)]  # click order kept, repeats kept
+    assert frame["n_clicked"].tolist() == [2, 1]  # distinct results clicked, by hand
+
+
+RESPONSES = (GOOD + "p1,c,q01,0,1,a|b,1\np2,c,q01,-1,2,b|a,\n").encode()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        RESPONSES,
+        RESPONSES.replace(b"\n", b"\r\n"),
+        RESPONSES.replace(b"\n", b"\r"),
+        b"\xef\xbb\xbf" + RESPONSES.replace(b"\n", b"\r\n"),
+        RESPONSES.rstrip(b"\n"),
+        gzip.compress(RESPONSES),
+    ],
+    ids=["lf", "crlf", "cr", "bom-crlf", "no-final-newline", "gzip"],
+)
+def test_response_file_quirks_give_the_clean_table(tmp_path, raw):
+    path = tmp_path / "r.csv"
+    path.write_bytes(raw)
+    for frame in (read_study_responses(path), read_study_responses(io.BytesIO(raw))):
+        assert frame["participant_id"].tolist() == ["p1", "p2"]
+        assert frame["prior"].tolist() == [0, -1] and frame["posterior"].tolist() == [1, 2]
+        assert frame["shown"].tolist() == [("a", "b"), ("b", "a")]
+        assert frame["clicked"].tolist() == [(1,), ()]
+
+
+def test_response_file_not_utf8_names_line_and_byte(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes(GOOD.encode() + b"p1,c,q01,0,1,a|b,1\np2,c\xe9,q01,0,1,a|b,\n")
+    with pytest.raises(InputError, match=re.escape(f"{path}:3: byte 0xe9 at column 5")):
+        read_study_responses(path)

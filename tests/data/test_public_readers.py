@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 from collections import Counter
 from pathlib import Path
 
@@ -65,7 +67,9 @@ def test_gender_annotated_queries_crlf_and_commas(tmp_path: Path) -> None:
         ("1,a query,n\n2,b,f\n1,a repeat,m\n", 3, "qid '1' repeats line 1"),
         ("1,a query,n\n2, ,f\n", 2, "found an empty query text"),
         ("1,a query,n\n2,a query,N\n", 2, "found label 'N'"),
-        ("qid,query,label\n1,a query,n\n", 1, "found label 'label'"),
+        ("qid,query,label\n1,a query,n\nqid,query,label\n", 3, "found label 'label'"),
+        ("", None, "the query file has no queries"),
+        ("qid,query,label\n", None, "the query file has no queries"),
     ],
 )
 def test_malformed_gender_annotated_queries(
@@ -75,7 +79,7 @@ def test_malformed_gender_annotated_queries(
     with pytest.raises(InputError) as caught:
         read_gender_annotated_queries(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}:{line}: ")
+    assert message.startswith(f"{path}:{line}: " if line else f"{path}: ")
     assert found in message
 
 
@@ -166,14 +170,19 @@ def test_full_annotation_row(public: Path) -> None:
         ("1\ta query\n1\tagain\n", 2, "qid '1' repeats line 1"),
         ("1\ta query\n2\t\n", 2, "found an empty query"),
         ("QID\tQuery\tDomain\r\n1\tq\tWork\r\n2\tq2\r\n", 3, "found 2 tab-separated field(s)"),
+        ("1\ta query\r2\tb\t\r", 2, "found 3 tab-separated field(s)"),
+        ("1\ta\n2\t\xff\n", 2, "byte 0xff at column 3 is not UTF-8"),
+        ("", None, "the query file has no queries"),
+        ("QID\tQuery\r\n", None, "the query file has no queries"),
     ],
 )
 def test_malformed_query_tsv(tmp_path: Path, text: str, line: int, found: str) -> None:
-    path = write(tmp_path / "q.tsv", text)
+    path = tmp_path / "q.tsv"
+    path.write_bytes(text.encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
     with pytest.raises(InputError) as caught:
         read_query_tsv(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}:{line}: ")
+    assert message.startswith(f"{path}:{line}: " if line else f"{path}: ")
     assert found in message
     assert "expected" in message
 
@@ -185,3 +194,43 @@ def test_query_tsv_header_bom_and_missing_final_newline(tmp_path: Path) -> None:
     frame = read_query_tsv(path)
     assert frame.columns.tolist() == ["qid", "query", "example_description"]
     assert frame.values.tolist() == [["7", "nurse salary", ""], ["8", "x", "y"]]
+
+
+CLEAN_CSV = b"1,who is steve brown, comedian?,m\n2,what is surrogate,n\n"
+CLEAN_TSV = b"7\tnurse salary\n8\twhat is a trust\n"
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda raw: raw,
+        lambda raw: raw.replace(b"\n", b"\r\n"),
+        lambda raw: raw.replace(b"\n", b"\r"),
+        lambda raw: b"\xef\xbb\xbf" + raw,
+        lambda raw: raw.rstrip(b"\n"),
+        gzip.compress,
+    ],
+    ids=["lf", "crlf", "cr", "bom", "no-final-newline", "gzip"],
+)
+def test_quirks_give_the_clean_tables(tmp_path: Path, transform) -> None:
+    csv_path, tsv_path = tmp_path / "q.csv", tmp_path / "q.tsv"
+    csv_path.write_bytes(transform(CLEAN_CSV))
+    tsv_path.write_bytes(transform(CLEAN_TSV))
+    assert read_gender_annotated_queries(csv_path).values.tolist() == [
+        ["1", "who is steve brown, comedian?", "m"],
+        ["2", "what is surrogate", "n"],
+    ]
+    assert read_query_tsv(tsv_path).values.tolist() == [
+        ["7", "nurse salary"],
+        ["8", "what is a trust"],
+    ]
+    # a header gives the same rows
+    csv_path.write_bytes(transform(b"QID, Query ,label\n" + CLEAN_CSV))
+    assert read_gender_annotated_queries(csv_path)["qid"].tolist() == ["1", "2"]
+
+
+def test_query_readers_take_streams() -> None:
+    frame = read_query_tsv(io.BytesIO(CLEAN_TSV))
+    assert frame["qid"].tolist() == ["7", "8"]
+    frame = read_gender_annotated_queries(io.StringIO(CLEAN_CSV.decode()))
+    assert frame["label"].tolist() == ["m", "n"]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankbias.errors import InputError
 from rankbias.metrics.fairr import (
     fairr_at_cutoffs,
     ideal_fairr,
@@ -120,3 +121,52 @@ def test_neutrality_symmetric_in_groups_and_bounded(counts):
     omega = neutrality(arr)
     np.testing.assert_allclose(omega, neutrality(arr[:, ::-1]))
     assert np.all((omega >= 0) & (omega <= 1))
+
+
+# ---- input validation: wrong input refused, never turned into a valid-looking number ----------
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda: neutrality([[np.nan, 1.0]]), "group_counts: found nan at index (0, 0)"),
+        (lambda: neutrality([[1.0, 2.0], [-1.0, 3.0]]), "found -1.0 at index (1, 0)"),
+        (lambda: neutrality([[np.inf, 0.0]]), "found inf"),
+        (lambda: neutrality([1.0, 2.0]), "expected a 2-D array, found shape (2,)"),
+        (lambda: neutrality([[1.0, 2.0]], tau=-1), "tau: expected a finite number ≥ 0"),
+        (lambda: neutrality([[1.0, 2.0]], tau=float("nan")), "tau: expected a finite number"),
+        (lambda: neutrality([[1.0, 2.0]], targets=[0.5, 0.6]), "summing to 1"),
+        (lambda: neutrality([[1.0, 2.0]], targets=[1.5, -0.5]), "non-negative shares"),
+        (lambda: neutrality([[1.0, 2.0]], targets=[1.0]), "2 non-negative shares"),
+        (
+            lambda: fairr_at_cutoffs(np.ones((2, 3)), [3, 4], [5]),
+            "list_lengths: query 1 has length 4; expected 0…3",
+        ),
+        (lambda: fairr_at_cutoffs(np.ones((2, 3)), [3], [5]), "expected shape (2,)"),
+        (lambda: fairr_at_cutoffs(np.ones((1, 3)), [-1], [5]), "has length -1"),
+        (lambda: fairr_at_cutoffs(np.ones((1, 3)), [1.5], [5]), "expected integers"),
+        (
+            lambda: fairr_at_cutoffs(np.array([[1.0, np.nan, 0.5]]), [3], [5]),
+            "omega_ranked: found nan at index (0, 1)",
+        ),
+        (lambda: ideal_fairr(np.ones((1, 2)), [3], [1]), "has length 3; expected 0…2"),
+        (lambda: ideal_fairr(np.array([[np.nan, 1.0]]), [2], [1]), "background_omega: found nan"),
+        (lambda: ideal_fairr_collection(np.array([1.0, np.nan]), [1]), "omega: found nan"),
+    ],
+)
+def test_bad_inputs_are_refused(call, fragment):
+    with pytest.raises(InputError) as info:
+        call()
+    assert fragment in str(info.value), info.value
+
+
+@pytest.mark.parametrize("cutoffs", [[1.5], [float("nan")], [0], [], ["5"]])
+def test_cutoffs_must_be_positive_integers(cutoffs):
+    with pytest.raises(ValueError, match="cutoffs must be positive integers"):
+        fairr_at_cutoffs(np.ones((1, 3)), [3], cutoffs)
+
+
+def test_padding_is_not_checked_and_empty_lists_stay_nan():
+    # NaN in padding (position 3 of a 2-document list) is allowed: it is never read
+    omega = np.array([[1.0, 0.5, np.nan], [np.nan, np.nan, np.nan]])
+    values = fairr_at_cutoffs(omega, [2, 0], [1, 2])
+    np.testing.assert_allclose(values[0], [1.0, 1.0 + 0.5 * V2])  # by hand
+    assert np.isnan(values[1]).all()  # an empty list: undefined, never 0

@@ -171,3 +171,10 @@ def test_bad_input():
         pairwise_ranking_fairness(["q", "q"], [0.5], [True, False], [1, 0])
     with pytest.raises(ValueError, match="finite"):
         pairwise_difference([0.5, np.nan], [0.2])
+
+
+def test_bias_labels_refuse_nan_rather_than_call_it_neutral():
+    with pytest.raises(ValueError, match=r"male_magnitude: expected finite numbers, found nan"):
+        bias_labels([np.nan, 1.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"female_magnitude: .* found inf at position 1"):
+        bias_labels([1.0, 1.0], [0.0, np.inf])

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankbias.errors import InputError
 from rankbias.metrics.rab import document_magnitudes, rank_bias
 
 
@@ -107,3 +108,43 @@ def test_kernel_equals_loop_and_group_swap_flips_sign(lists, cutoffs):
     assert np.all(np.abs(out["rab"]) <= bound + 1e-12)
     boolean = rank_bias(document_magnitudes(mags, "bool"), lengths, cutoffs)
     assert np.all(np.abs(boolean["arab"]) <= 1 + 1e-12)
+
+
+# ---- input validation --------------------------------------------------------------------------
+def test_list_lengths_beyond_the_matrix_width_are_refused():
+    # two positions held, but the list claims 5 documents: sums over 2 would be divided by 5
+    with pytest.raises(InputError, match=r"query 0 has length 5; expected 0…2"):
+        rank_bias(np.ones((1, 2, 2)), np.array([5]), [10])
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda: rank_bias(np.ones((1, 2, 2)), [1, 1], [1]), "expected shape (1,)"),
+        (lambda: rank_bias(np.ones((2, 2)), [1, 1], [1]), "expected a 3-D array"),
+        (
+            lambda: rank_bias(np.array([[[1.0, np.nan]]]), [1], [1]),
+            "magnitudes_ranked: found nan at index (0, 0, 1)",
+        ),
+        (lambda: rank_bias(-np.ones((1, 1, 2)), [1], [1]), "found -1.0"),
+        (lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female=0, male=2), "outside 0…1"),
+        (lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female=1, male=1), "different columns"),
+        (lambda: document_magnitudes(np.array([[1.0, np.nan]])), "group_counts: found nan"),
+        (lambda: document_magnitudes(np.array([[1.0, -2.0]]), "tf"), "found -2.0"),
+        (
+            lambda: document_magnitudes(np.ones((2, 2)), "tf_paper", np.ones((2, 3))),
+            "log_tf_sums: expected the shape",
+        ),
+    ],
+)
+def test_bad_inputs_are_refused(call, fragment):
+    with pytest.raises(InputError) as info:
+        call()
+    assert fragment in str(info.value), info.value
+
+
+def test_nan_in_padding_is_ignored_and_empty_lists_are_nan():
+    mags = np.array([[[0.0, 2.0], [np.nan, np.nan]], [[np.nan, np.nan], [np.nan, np.nan]]])
+    out = rank_bias(mags, np.array([1, 0]), [1, 5])
+    np.testing.assert_allclose(out["rab"][0], [2.0, 2.0])  # by hand: m − f of the one document
+    assert np.isnan(out["rab"][1]).all() and np.isnan(out["arab"][1]).all()

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankbias.errors import InputError
 from rankbias.lexicon import default_lexicon
 from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
 from rankbias.metrics.texfair import (
@@ -205,3 +206,45 @@ def test_term_exposure_by_hand_and_sums_to_group_exposure():
     family = term_exposure_family(groups, lengths, np.array([2]), [1, 2])
     np.testing.assert_allclose(family["exposure"][0], [[2 / 5, 1 / 5], [2 / 5 + V2 / 4, 1 / 5]])
     np.testing.assert_allclose(te[..., :2].sum(axis=2), family["exposure"][..., 0])
+
+
+# ---- input validation --------------------------------------------------------------------------
+def test_awrf_with_a_nan_count_is_an_error_not_zero():
+    counts = np.array([[[2.0, 0.0], [np.nan, 1.0]]])
+    with pytest.raises(InputError, match=r"group_counts_ranked: found nan at index \(0, 1, 0\)"):
+        awrf(counts, np.array([2]), [2])
+    # the same NaN in padding (beyond the list's one document) is never read: by hand, the list
+    # [2 f, 0 m] puts all exposure on f, so the L1 distance to (1/2, 1/2) is 1
+    np.testing.assert_allclose(awrf(counts, np.array([1]), [2]), [[1.0]])
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda: awrf(-np.ones((1, 2, 2)), [2], [1]), "found -1.0 at index (0, 0, 0)"),
+        (lambda: awrf(np.ones((1, 2, 2)), [3], [1]), "query 0 has length 3; expected 0…2"),
+        (lambda: awrf(np.ones((2, 2)), [2, 2], [1]), "expected a 3-D array"),
+        (lambda: awrf(np.ones((1, 2, 2)), [2], [1], targets=[0.2, 0.2]), "summing to 1"),
+        (
+            lambda: term_exposure_family(np.ones((1, 2, 2)), np.ones((1, 3)), [2], [1]),
+            "lengths_ranked: expected shape (1, 2)",
+        ),
+        (
+            lambda: term_exposure_family(np.ones((1, 2, 2)), np.array([[3.0, np.nan]]), [2], [1]),
+            "lengths_ranked: found nan at index (0, 1)",
+        ),
+        (
+            lambda: term_exposure_family(np.ones((1, 2, 2)), np.ones((1, 2)), [5], [1]),
+            "has length 5; expected 0…2",
+        ),
+        (
+            lambda: term_exposure(np.full((1, 1, 1), np.inf), np.ones((1, 1)), [1], [1]),
+            "term_counts_ranked: found inf",
+        ),
+        (lambda: max_ted([np.nan, 1.0]), "targets must be"),
+    ],
+)
+def test_bad_inputs_are_refused(call, fragment):
+    with pytest.raises(InputError) as info:
+        call()
+    assert fragment in str(info.value), info.value

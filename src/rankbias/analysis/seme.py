@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
+from rankbias.inputs import Source, iter_lines, read_bytes, source_name
 from rankbias.metrics.duo import (
     duo,
     duo_direction,
@@ -778,81 +780,107 @@ def _likert(value: str, path, line: int, column: str):
     return number
 
 
-def read_study_responses(path: str | Path) -> pd.DataFrame:
+def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
     """Read a study response file (layout in the module docstring).
 
     Returns ``participant_id, corpus, question_id, prior, posterior, shown (tuple),
-    clicked (tuple of ranks), n_clicked`` plus any extra columns.  Rows with a missing prior or
+    clicked (tuple of ranks), n_clicked`` plus any extra columns; ``n_clicked`` counts the
+    *distinct* ranks clicked (a result clicked twice counts once).  Rows with a missing prior or
     posterior are skipped; ``attrs["skipped"]`` maps the reason to the list of line numbers.
+
+    ``path`` is a path or a stream, opened by :mod:`rankbias.inputs` (gzip by content, UTF-8
+    with the line and byte of a bad byte named, a byte-order mark dropped, ``\\n``,
+    ``\\r\\n`` and ``\\r`` line ends).  The first line is always the header (column names are
+    compared after stripping spaces); blank lines are skipped.
     """
-    path = Path(path)
-    with open(path, encoding="utf-8", newline="") as handle:
+    where = source_name(path)
+    data = read_bytes(path, "response file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        for _ in iter_lines(data, where):  # raises naming the line and the byte
+            pass
+        raise
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
-        header = next(reader, None)
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise located(where, 1, f"expected a CSV header, found {exc}") from None
         if header is None:
             raise located(
-                path, 1, f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file"
+                where, 1, f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file"
             )
         header = [name.strip() for name in header]
         absent = [name for name in _RESPONSE_COLUMNS if name not in header]
         if absent:
             raise located(
-                path, 1, f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}"
+                where, 1, f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}"
             )
         duplicated = sorted({name for name in header if header.count(name) > 1})
         if duplicated:
-            raise located(path, 1, f"expected each column once, found {duplicated} repeated")
+            raise located(where, 1, f"expected each column once, found {duplicated} repeated")
         records, participants = [], {}
         skipped: dict[str, list[int]] = {"missing prior": [], "missing posterior": []}
         line = reader.line_num
-        for fields in reader:
+        rows = iter(reader)
+        while True:
+            try:
+                fields = next(rows)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise located(where, reader.line_num, f"expected CSV fields, found {exc}") from None
             start, line = line + 1, reader.line_num
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if len(fields) != len(header):
-                raise located(path, start, f"expected {len(header)} fields, found {len(fields)}")
+                raise located(where, start, f"expected {len(header)} fields, found {len(fields)}")
             row = dict(zip(header, fields, strict=True))
             for name in ("participant_id", "corpus", "question_id"):
                 if not row[name].strip():
-                    raise located(path, start, f"{name}: expected a non-empty value, found ''")
+                    raise located(where, start, f"{name}: expected a non-empty value, found ''")
             participant = row["participant_id"].strip()
             if participant in participants:
                 raise located(
-                    path,
+                    where,
                     start,
                     f"participant_id {participant!r} already used on line "
                     f"{participants[participant]}",
                 )
             participants[participant] = start
-            prior = _likert(row["prior"], path, start, "prior")
-            posterior = _likert(row["posterior"], path, start, "posterior")
+            prior = _likert(row["prior"], where, start, "prior")
+            posterior = _likert(row["posterior"], where, start, "posterior")
             shown = tuple(doc.strip() for doc in row["shown"].split(_SEPARATOR))
             if not row["shown"].strip() or any(not doc for doc in shown):
                 raise located(
-                    path,
+                    where,
                     start,
                     f"shown: expected document ids separated by '|', found {row['shown']!r}",
                 )
             repeated = sorted({doc for doc in shown if shown.count(doc) > 1})
             if repeated:
                 raise located(
-                    path, start, f"shown: expected distinct document ids, found {repeated} repeated"
+                    where,
+                    start,
+                    f"shown: expected distinct document ids, found {repeated} repeated",
                 )
             clicked: tuple[int, ...] = ()
             if row["clicked"].strip():
-                try:
-                    clicked = tuple(int(rank) for rank in row["clicked"].split(_SEPARATOR))
-                except ValueError:
+                ranks = [rank.strip() for rank in row["clicked"].split(_SEPARATOR)]
+                if all(rank.isascii() and rank.isdigit() for rank in ranks):
+                    clicked = tuple(int(rank) for rank in ranks)
+                else:
                     raise located(
-                        path,
+                        where,
                         start,
                         "clicked: expected ranks (integers) separated by '|', "
                         f"found {row['clicked']!r}",
-                    ) from None
+                    )
                 outside = [rank for rank in clicked if not 1 <= rank <= len(shown)]
                 if outside:
                     raise located(
-                        path,
+                        where,
                         start,
                         f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}",
                     )
@@ -876,7 +904,7 @@ def read_study_responses(path: str | Path) -> pd.DataFrame:
     for name in ("prior", "posterior", "n_clicked"):
         frame[name] = frame[name].astype(int)
     frame.attrs["skipped"] = {reason: lines for reason, lines in skipped.items() if lines}
-    frame.attrs["path"] = str(path)
+    frame.attrs["path"] = where
     return frame
 
 

@@ -25,7 +25,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankbias.errors import InputError
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_discount
+from rankbias.metrics.validation import (
+    as_array,
+    check_list_lengths,
+    check_targets,
+    check_tau,
+    check_values,
+)
 
 __all__ = ["neutrality", "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "nfairr"]
 
@@ -39,13 +47,18 @@ def neutrality(
     """``ω(d)`` for every document from its ``(n_docs, n_groups)`` magnitudes ``M_g(d)``.
 
     ``strict=False`` (default): neutral when ``Σ_g M_g ≤ τ``; ``strict=True``: when ``< τ``.
-    ``targets`` are the ``J_g`` (default ``1/|G|`` each).
+    ``targets`` are the ``J_g`` (default ``1/|G|`` each; otherwise non-negative shares summing
+    to 1).  Counts must be finite and non-negative and ``τ`` finite and ``≥ 0``: a NaN or
+    negative count, or ``τ < 0``, would give a neutrality that looks valid, so each is an
+    :class:`~rankbias.errors.InputError` naming the document and group.
     """
-    counts = np.asarray(group_counts, dtype=np.float64)
+    counts = as_array(group_counts, "group_counts", 2)
     n_groups = counts.shape[1]
-    target = np.full(n_groups, 1.0 / n_groups) if targets is None else np.asarray(targets, float)
-    if target.shape != (n_groups,):
-        raise ValueError(f"{len(target)} targets for {n_groups} groups")
+    if n_groups < 1:
+        raise InputError("group_counts: expected at least one group column, found none")
+    check_values(counts, "group_counts", non_negative=True)
+    tau = check_tau(tau)
+    target = check_targets(targets, n_groups)
     total = counts.sum(axis=1)
     neutral = total < tau if strict else total <= tau
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -57,11 +70,16 @@ def neutrality(
 def fairr_at_cutoffs(
     omega_ranked: np.ndarray, list_lengths: np.ndarray, cutoffs: Sequence[int]
 ) -> np.ndarray:
-    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank."""
-    omega = np.asarray(omega_ranked, dtype=np.float64)
-    lengths = np.asarray(list_lengths, dtype=np.int64)
+    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank.
+
+    ``list_lengths`` must lie in ``0…K`` and the neutralities of real positions be finite (an
+    :class:`~rankbias.errors.InputError` otherwise); an empty list gives NaN.
+    """
+    omega = as_array(omega_ranked, "omega_ranked", 2)
     width = omega.shape[1]
+    lengths = check_list_lengths(list_lengths, omega.shape[0], width)
     valid = np.arange(width)[None, :] < lengths[:, None]
+    check_values(omega, "omega_ranked", valid)
     gains = np.where(valid, omega, 0.0) * position_discount(width)[None, :]
     return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
 
@@ -72,12 +90,14 @@ def ideal_fairr(
     """``IFaiRR@k(q, S_q)`` ``(n_queries, n_cutoffs)``: the best FaiRR of each background set.
 
     ``background_omega`` is ``(n_queries, B)``, row ``i`` holding the neutralities of ``S_q``
-    in its first ``background_lengths[i]`` positions (any order).
+    in its first ``background_lengths[i]`` positions (any order); lengths in ``0…B`` and finite
+    neutralities there, as for :func:`fairr_at_cutoffs`.
     """
-    omega = np.asarray(background_omega, dtype=np.float64)
-    lengths = np.asarray(background_lengths, dtype=np.int64)
+    omega = as_array(background_omega, "background_omega", 2)
     width = omega.shape[1]
+    lengths = check_list_lengths(background_lengths, omega.shape[0], width)
     valid = np.arange(width)[None, :] < lengths[:, None]
+    check_values(omega, "background_omega", valid)
     best_first = -np.sort(np.where(valid, -omega, np.inf), axis=1)  # descending, padding last
     best_first = np.where(valid, best_first, 0.0)  # the sort keeps valid entries in front
     gains = best_first * position_discount(width)[None, :]
@@ -85,8 +105,12 @@ def ideal_fairr(
 
 
 def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
-    """``IFaiRR@k`` over the whole collection, one value per cutoff (the same for all queries)."""
-    omega = np.asarray(omega, dtype=np.float64)
+    """``IFaiRR@k`` over the whole collection, one value per cutoff (the same for all queries).
+
+    ``omega`` is the 1-D array of every document's neutrality (finite values).
+    """
+    omega = as_array(omega, "omega", 1)
+    check_values(omega, "omega")
     k_max = min(int(max(cutoffs)), len(omega))
     top = np.sort(np.partition(-omega, k_max - 1)[:k_max]) * -1.0 if k_max else omega[:0]
     return ideal_fairr(top[None, :], np.array([len(top)]), cutoffs)[0]

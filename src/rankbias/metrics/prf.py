@@ -70,7 +70,10 @@ GROUP_LABELS = {"m": 1, "f": -1}
 
 
 def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
-    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8)."""
+    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8).
+
+    Magnitudes must be finite: a NaN would otherwise give the label 0 (a neutral document).
+    """
     male = np.asarray(male_magnitude, dtype=float)
     female = np.asarray(female_magnitude, dtype=float)
     if male.shape != female.shape:
@@ -78,6 +81,13 @@ def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
             f"male_magnitude has shape {male.shape}, female_magnitude {female.shape}; "
             "expected one value per document in each"
         )
+    for name, values in (("male_magnitude", male), ("female_magnitude", female)):
+        if not np.isfinite(values).all():
+            bad = np.flatnonzero(~np.isfinite(values.ravel()))
+            raise ValueError(
+                f"{name}: expected finite numbers, found {values.ravel()[bad[0]]} at position "
+                f"{int(bad[0])} ({len(bad)} such value(s))"
+            )
     return np.sign(male - female).astype(np.int8)
 
 

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankbias.errors import InputError
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions
+from rankbias.metrics.validation import as_array, check_list_lengths, check_values
 
 __all__ = ["MAGNITUDES", "document_magnitudes", "rank_bias"]
 
@@ -39,9 +41,11 @@ def document_magnitudes(
     """Per-document group magnitudes ``(n_docs, n_groups)`` of the given ``kind``.
 
     ``group_counts`` holds ``M_g(d)``; ``log_tf_sums`` (``Σ ln tf`` per group, from
-    :meth:`rankbias.text.DocStats.log_tf_sums`) is needed only for ``tf_paper``.
+    :meth:`rankbias.text.DocStats.log_tf_sums`) is needed only for ``tf_paper``.  Both must be
+    finite and non-negative (an :class:`~rankbias.errors.InputError` names the document).
     """
-    counts = np.asarray(group_counts, dtype=np.float64)
+    counts = np.asarray(group_counts, dtype=np.float64)  # element-wise: any shape
+    check_values(counts, "group_counts", non_negative=True)
     if kind == "tc":
         return counts
     if kind == "tf":
@@ -51,7 +55,14 @@ def document_magnitudes(
     if kind == "tf_paper":
         if log_tf_sums is None:
             raise ValueError("the tf_paper magnitude needs per-term counts (log_tf_sums)")
-        return np.asarray(log_tf_sums, dtype=np.float64)
+        sums = np.asarray(log_tf_sums, dtype=np.float64)
+        if sums.shape != counts.shape:
+            raise InputError(
+                f"log_tf_sums: expected the shape of group_counts {counts.shape}, "
+                f"found {sums.shape}"
+            )
+        check_values(sums, "log_tf_sums", non_negative=True)
+        return sums
     raise ValueError(f"unknown magnitude {kind!r}; expected one of {MAGNITUDES}")
 
 
@@ -68,9 +79,12 @@ def rank_bias(
     ----------
     magnitudes_ranked:
         ``(n_queries, K, n_groups)``: the magnitudes of the document at each rank; positions at
-        or beyond a list's length are ignored.
+        or beyond a list's length are ignored (padding), the others must be finite and
+        non-negative.
     list_lengths:
-        ``(n_queries,)`` number of documents of each list.
+        ``(n_queries,)`` number of documents of each list, each in ``0…K``: a longer list would
+        divide sums over ``K`` documents by its own length (mixed denominators), so it is an
+        :class:`~rankbias.errors.InputError`, as are a NaN or negative magnitude.
     cutoffs:
         The cutoffs ``t``.
     female, male:
@@ -80,10 +94,18 @@ def rank_bias(
     -------
     ``{"rab", "arab", "rab_f", "rab_m", "arab_f", "arab_m"}``, each ``(n_queries, n_cutoffs)``.
     """
-    mags = np.asarray(magnitudes_ranked, dtype=np.float64)
-    lengths = np.asarray(list_lengths, dtype=np.int64)
-    width = mags.shape[1]
+    mags = as_array(magnitudes_ranked, "magnitudes_ranked", 3)
+    n_q, width, n_groups = mags.shape
+    lengths = check_list_lengths(list_lengths, n_q, width)
+    for label, column in (("female", female), ("male", male)):
+        if isinstance(column, bool) or not isinstance(column, int | np.integer):
+            raise InputError(f"{label}: expected a column index, found {column!r}")
+        if not 0 <= column < n_groups:
+            raise InputError(f"{label}: column {column} is outside 0…{n_groups - 1}")
+    if female == male:
+        raise InputError(f"female and male must be different columns, found {female} for both")
     valid = np.arange(width)[None, :] < lengths[:, None]
+    check_values(mags, "magnitudes_ranked", valid, non_negative=True)
     series = np.stack([mags[:, :, male] - mags[:, :, female], mags[:, :, female], mags[:, :, male]])
     series = np.where(valid[None], series, 0.0)
     ranks = np.arange(1, width + 1, dtype=np.float64)

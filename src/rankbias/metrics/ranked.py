@@ -29,7 +29,12 @@ def valid_mask(list_lengths: np.ndarray, width: int) -> np.ndarray:
 
 def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
     """``(n_queries, n_cutoffs)`` effective depth ``t' = min(k, length)`` of each cutoff."""
-    cut = np.asarray(cutoffs, dtype=np.int64)
+    raw = np.asarray(cutoffs)
+    if raw.dtype.kind == "f" and not (np.isfinite(raw).all() and (raw == np.round(raw)).all()):
+        raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
+    if raw.dtype.kind not in "iuf" and raw.size:
+        raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
+    cut = raw.astype(np.int64)
     if cut.ndim != 1 or len(cut) == 0 or (cut < 1).any():
         raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
     return np.minimum(cut[None, :], np.asarray(list_lengths, dtype=np.int64)[:, None])

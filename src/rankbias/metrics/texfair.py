@@ -32,7 +32,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankbias.errors import InputError
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_discount
+from rankbias.metrics.validation import as_array, check_list_lengths, check_targets, check_values
 
 __all__ = [
     "DISTANCES",
@@ -47,15 +49,32 @@ DISTANCES = ("l1", "l2", "jsd", "kl")
 
 
 def _targets(targets: Sequence[float] | None, n_groups: int) -> np.ndarray:
-    target = np.full(n_groups, 1.0 / n_groups) if targets is None else np.asarray(targets, float)
-    if target.shape != (n_groups,) or (target < 0).any() or not np.isclose(target.sum(), 1.0):
-        raise ValueError(f"targets must be {n_groups} non-negative shares summing to 1")
-    return target
+    return check_targets(targets, n_groups)
+
+
+def _ranked_inputs(counts, name: str, list_lengths, doc_lengths=None):
+    """Checked ``(counts, lengths, valid[, doc_len])`` of a ``(n_queries, K, n)`` input."""
+    counts = as_array(counts, name, 3)
+    n_q, width = counts.shape[:2]
+    lengths = check_list_lengths(list_lengths, n_q, width)
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    check_values(counts, name, valid, non_negative=True)
+    if doc_lengths is None:
+        return counts, lengths, valid
+    doc_len = as_array(doc_lengths, "lengths_ranked", 2)
+    if doc_len.shape != (n_q, width):
+        raise InputError(
+            f"lengths_ranked: expected shape {(n_q, width)} (one length per ranked document), "
+            f"found {doc_len.shape}"
+        )
+    check_values(doc_len, "lengths_ranked", valid, non_negative=True)
+    return counts, lengths, valid, doc_len
 
 
 def max_ted(targets: Sequence[float]) -> float:
     """``max(TED) = 2(1 − min_g p̂_g)``: all exposure on the least-targeted group."""
-    return 2.0 * (1.0 - float(np.min(targets)))
+    target = np.asarray(targets, dtype=np.float64)
+    return 2.0 * (1.0 - float(np.min(check_targets(target, target.size))))
 
 
 def term_exposure(
@@ -68,13 +87,12 @@ def term_exposure(
 
     ``term_counts_ranked`` is ``(n_queries, K, n_terms)`` of ``tf(t, d_r)`` (a few terms at a
     time; summed over a group's terms this is the group exposure of
-    :func:`term_exposure_family`).
+    :func:`term_exposure_family`).  Inputs are checked as in :func:`term_exposure_family`.
     """
-    tf = np.asarray(term_counts_ranked, dtype=np.float64)
-    doc_len = np.asarray(lengths_ranked, dtype=np.float64)
-    lengths = np.asarray(list_lengths, dtype=np.int64)
+    tf, lengths, valid, doc_len = _ranked_inputs(
+        term_counts_ranked, "term_counts_ranked", list_lengths, lengths_ranked
+    )
     width = tf.shape[1]
-    valid = np.arange(width)[None, :] < lengths[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(
             (doc_len > 0)[:, :, None] & valid[:, :, None], tf / doc_len[:, :, None], 0.0
@@ -101,17 +119,20 @@ def term_exposure_family(
     list_lengths:
         ``(n_queries,)`` number of real documents per list (later positions are padding).
 
+    Counts and document lengths must be finite and non-negative at the real positions, and
+    list lengths in ``0…K``; anything else is an :class:`~rankbias.errors.InputError` naming
+    the position (a NaN count would otherwise read as a document without group terms).
+
     Returns
     -------
     ``"exposure"`` and ``"p"``: ``(n_queries, n_cutoffs, n_groups)``; ``"rbdf"``, ``"ted"``,
     ``"texfair"``, ``"ted_norbdf"``, ``"texfair_norbdf"``: ``(n_queries, n_cutoffs)``.
     """
-    counts = np.asarray(group_counts_ranked, dtype=np.float64)
-    doc_len = np.asarray(lengths_ranked, dtype=np.float64)
-    lengths = np.asarray(list_lengths, dtype=np.int64)
+    counts, lengths, valid, doc_len = _ranked_inputs(
+        group_counts_ranked, "group_counts_ranked", list_lengths, lengths_ranked
+    )
     n_q, width, n_groups = counts.shape
     target = _targets(targets, n_groups)
-    valid = np.arange(width)[None, :] < lengths[:, None]
     counts = np.where(valid[:, :, None], counts, 0.0)
     discount = position_discount(width)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -170,12 +191,19 @@ def awrf(
     targets: Sequence[float] | None = None,
     distance: str = "l1",
 ) -> np.ndarray:
-    """AWRF ``(n_queries, n_cutoffs)``: distance of the exposure distribution to the target."""
-    counts = np.asarray(group_counts_ranked, dtype=np.float64)
-    lengths = np.asarray(list_lengths, dtype=np.int64)
+    """AWRF ``(n_queries, n_cutoffs)``: distance of the exposure distribution to the target.
+
+    ``group_counts_ranked`` is ``(n_queries, K, n_groups)``; at the real positions (the first
+    ``list_lengths[i]`` of row ``i``, lengths in ``0…K``) every count must be finite and
+    non-negative.  A NaN count is an :class:`~rankbias.errors.InputError`, not a document
+    without group terms: read as one it would count as perfectly balanced and pull AWRF
+    towards 0.  An empty list gives NaN.
+    """
+    counts, lengths, valid = _ranked_inputs(
+        group_counts_ranked, "group_counts_ranked", list_lengths
+    )
     n_q, width, n_groups = counts.shape
     target = _targets(targets, n_groups)
-    valid = np.arange(width)[None, :] < lengths[:, None]
     total = counts.sum(axis=2, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         alignment = np.where(total > 0, counts / total, 1.0 / n_groups)

@@ -1,0 +1,310 @@
+"""Opening input files: the one place where the package turns a path or a stream into bytes.
+
+Every reader of the package (run files, qrels, word lists, query sets, study responses) opens
+its input here, so the same rules hold everywhere:
+
+- **Paths and streams.**  A path (``str`` or ``os.PathLike``) or an open file object (binary,
+  or text with a ``buffer``, or text) is accepted.  Pipes, FIFOs, ``/dev/stdin`` and process
+  substitution (``<(zcat run.gz)``) work like regular files: the input is read once,
+  sequentially, and its emptiness is judged by what is read, never by the file's size.
+- **Compression by content.**  Gzip is recognised by its magic bytes ``1f 8b``, not by the
+  name: a gzip file without the ``.gz`` suffix is decompressed, a file named ``.gz`` that is not
+  gzip is refused, and a truncated or corrupt gzip stream is refused with the file's name.
+- **Text.**  Input is UTF-8.  A byte-order mark at the very start is dropped.  Line ends
+  ``\\n``, ``\\r\\n`` and a lone ``\\r`` are all line ends, so the three conventions give the
+  same lines and the same line numbers.  Bytes that are not UTF-8 are refused with the file,
+  the line, the column and the byte.
+- **Errors.**  A missing file, a directory, a file that cannot be read (permissions) or a
+  stream that fails while being read raises :class:`~rankbias.errors.InputError` naming the
+  file and what was expected (``what``: "run file", "word list", …).
+
+The API is :func:`open_lines` (``(line_number, text)`` for each line, for readers that parse
+line by line), :func:`read_bytes` (the whole decompressed content, for vectorised fast paths)
+and :func:`open_binary` (a decompressed binary stream).  :func:`iter_lines` splits bytes that
+are already in memory with the same rules, so a fast path that finds a problem can name the
+line without reading the input again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from rankbias.errors import InputError, located
+
+__all__ = [
+    "Source",
+    "as_path",
+    "source_name",
+    "open_binary",
+    "read_bytes",
+    "open_lines",
+    "iter_lines",
+    "decode_line",
+]
+
+#: a path, or an open file object (binary or text)
+Source = str | os.PathLike | IO
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+
+
+def source_name(source: Source) -> str:
+    """How messages name ``source``: the path as given, or a stream's ``name``."""
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return str(name) if isinstance(name, str | int) and name != "" else "<stream>"
+
+
+def _is_path(source: Source) -> bool:
+    return isinstance(source, str | os.PathLike)
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that first returns ``prefix`` and then the rest of ``stream``."""
+
+    def __init__(self, prefix: bytes, stream):
+        self._prefix = prefix
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._prefix:
+            n = min(len(buffer), len(self._prefix))
+            buffer[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        if not data:
+            return 0
+        if isinstance(data, str):  # a text stream without a buffer
+            data = data.encode("utf-8")
+            if len(data) > len(buffer):  # keep what does not fit for the next call
+                self._prefix = data[len(buffer) :]
+                data = data[: len(buffer)]
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Guarded(io.RawIOBase):
+    """Turns the errors of reading a (decompressing) stream into :class:`InputError`."""
+
+    def __init__(self, stream, name: str, what: str, compressed: bool):
+        self._stream = stream
+        self._name = name
+        self._what = what
+        self._compressed = compressed
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            data = self._stream.read(len(buffer))
+        except EOFError:
+            raise located(
+                self._name,
+                None,
+                f"the gzip data ends before its end marker (a truncated file); "
+                f"expected a complete gzip-compressed {self._what}",
+            ) from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise located(
+                self._name,
+                None,
+                f"corrupt gzip data ({exc}); expected a gzip-compressed {self._what}",
+            ) from None
+        except OSError as exc:
+            raise located(
+                self._name, None, f"reading failed ({exc.strerror or exc}); expected a {self._what}"
+            ) from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stream.close()
+        super().close()
+
+
+def _open_raw(path: str, what: str):
+    try:
+        return open(path, "rb")  # noqa: SIM115 - closed by open_binary
+    except FileNotFoundError:
+        raise located(path, None, f"no such file; expected a {what}") from None
+    except IsADirectoryError:
+        raise located(path, None, f"is a directory; expected a {what} (a file)") from None
+    except PermissionError:
+        raise located(
+            path, None, f"cannot be read (permission denied); expected a {what}"
+        ) from None
+    except OSError as exc:
+        raise located(
+            path, None, f"cannot be opened ({exc.strerror or exc}); expected a {what}"
+        ) from None
+
+
+def _read_head(stream, name: str, what: str) -> bytes:
+    """The first two bytes (fewer at the end of input), read without seeking."""
+    head = b""
+    try:
+        while len(head) < 2:
+            more = stream.read(2 - len(head))
+            if not more:
+                break
+            if isinstance(more, str):
+                more = more.encode("utf-8")
+            head += more
+    except IsADirectoryError:
+        raise located(name, None, f"is a directory; expected a {what} (a file)") from None
+    except OSError as exc:
+        raise located(
+            name, None, f"reading failed ({exc.strerror or exc}); expected a {what}"
+        ) from None
+    return head
+
+
+def _check_suffix(name: str, head: bytes, what: str) -> None:
+    if name.endswith(".gz") and head != GZIP_MAGIC:
+        raise located(
+            name,
+            None,
+            f"the name ends in '.gz' but the content is not gzip-compressed "
+            f"(first bytes {head!r}); expected a gzip-compressed {what}, or rename the file",
+        )
+
+
+@contextlib.contextmanager
+def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
+    """A binary stream of the decompressed content of ``source`` (see the module docstring).
+
+    ``what`` names the expected input in messages ("run file", "word list", …).  A stream passed
+    in is read but not closed; a path opened here is closed on exit.
+    """
+    name = source_name(source)
+    if _is_path(source):
+        raw = _open_raw(name, what)
+        owned = True
+    else:
+        raw = getattr(source, "buffer", source) if isinstance(source, io.TextIOBase) else source
+        owned = False
+    try:
+        head = _read_head(raw, name, what)
+        stream = io.BufferedReader(_Prefixed(head, raw), _CHUNK)
+        compressed = head == GZIP_MAGIC
+        _check_suffix(name, head, what)
+        if compressed:
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        yield io.BufferedReader(_Guarded(stream, name, what, compressed), _CHUNK)
+    finally:
+        if owned:
+            raw.close()
+
+
+def read_bytes(source: Source, what: str = "file") -> bytes:
+    """The whole decompressed content of ``source``, a leading byte-order mark removed."""
+    name = source_name(source)
+    if _is_path(source):
+        raw = _open_raw(name, what)
+        try:
+            data = raw.read()
+        except OSError as exc:
+            raise located(
+                name, None, f"reading failed ({exc.strerror or exc}); expected a {what}"
+            ) from None
+        finally:
+            raw.close()
+        _check_suffix(name, data[:2], what)
+        if data[:2] == GZIP_MAGIC:
+            data = _decompress(data, name, what)
+    else:
+        with open_binary(source, what) as stream:
+            data = stream.read()
+    return data[len(BOM) :] if data.startswith(BOM) else data
+
+
+def _decompress(data: bytes, name: str, what: str) -> bytes:
+    with open_binary(io.BytesIO(data), what) as stream:
+        try:
+            return stream.read()
+        except InputError as exc:  # name the file, not the in-memory copy
+            raise InputError(str(exc).replace("<stream>", name, 1)) from None
+
+
+def decode_line(raw: bytes, name: str, number: int) -> str:
+    """``raw`` decoded as UTF-8, or an :class:`InputError` naming the line, column and byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = len(raw[: exc.start].decode("utf-8")) + 1
+        raise located(
+            name,
+            number,
+            f"byte {raw[exc.start]:#04x} at column {column} is not UTF-8 ({exc.reason}); "
+            "expected UTF-8 text",
+        ) from None
+
+
+def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
+    number = 0
+    carry = b""
+    first = True
+    for chunk in chunks:
+        data = carry + chunk
+        if first:
+            if len(data) < len(BOM) and BOM.startswith(data):
+                carry = data  # too short to tell; wait for more
+                continue
+            if data.startswith(BOM):
+                data = data[len(BOM) :]
+            first = False
+        # keep the last (possibly incomplete) line, and a final '\r' that may precede '\n'
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if cut == len(data) - 1 and data.endswith(b"\r"):
+            cut = max(data.rfind(b"\n", 0, cut), data.rfind(b"\r", 0, cut))
+        if cut < 0:
+            carry = data
+            continue
+        complete, carry = data[: cut + 1], data[cut + 1 :]
+        for raw in complete.splitlines():
+            number += 1
+            yield number, decode_line(raw, name, number)
+    if first and carry.startswith(BOM):
+        carry = carry[len(BOM) :]
+    if carry:
+        for raw in carry.splitlines():  # at most a '...\r' or one line without a line end
+            number += 1
+            yield number, decode_line(raw, name, number)
+
+
+def iter_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` for each line of in-memory ``data`` (rules as :func:`open_lines`)."""
+    return _split_chunks([data], name)
+
+
+def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` for each line of ``source``, numbered from 1, line ends removed.
+
+    Reads sequentially in blocks (memory does not grow with the file).  ``\\n``, ``\\r\\n`` and
+    ``\\r`` end lines; a final line without a line end is a line; a file ending in a line end
+    has no extra empty line after it.  A leading byte-order mark is dropped.
+    """
+    name = source_name(source)
+    with open_binary(source, what) as stream:
+        yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)
+
+
+def as_path(source: Source) -> Path | None:
+    """``source`` as a :class:`~pathlib.Path` when it is a path, else ``None``."""
+    return Path(source) if _is_path(source) else None

@@ -1,0 +1,114 @@
+"""Checks of the array inputs of the metric kernels.
+
+The kernels take padded matrices (:mod:`rankbias.metrics.ranked`): row ``i`` holds query ``i``'s
+list in its first ``list_lengths[i]`` positions and padding after.  A wrong shape, a list
+length outside ``0…width``, a NaN or infinite value, or a negative count among the real
+positions would not fail by itself: it would give a number that looks valid (a NaN count read
+as "no group terms" is a perfectly fair document).  These checks refuse such input with an
+:class:`~rankbias.errors.InputError` (a ``ValueError``) naming the argument, the position and
+what was expected.  Padding positions are not checked: callers may pad with anything.
+Undefined *results* (an empty list, a zero normaliser) are not input errors; the kernels return
+NaN for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankbias.errors import InputError
+
+__all__ = ["as_array", "check_list_lengths", "check_values", "check_targets", "check_tau"]
+
+
+def as_array(values, name: str, ndim: int, dtype=np.float64) -> np.ndarray:
+    """``values`` as an array of ``ndim`` dimensions (an error names the shape found)."""
+    try:
+        array = np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}: expected numbers, found {exc}") from None
+    if array.ndim != ndim:
+        raise InputError(f"{name}: expected a {ndim}-D array, found shape {array.shape}")
+    return array
+
+
+def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
+    """``list_lengths`` as ``int64``: one per query, integers in ``0…width``."""
+    raw = np.asarray(list_lengths)
+    if raw.shape != (n_queries,):
+        raise InputError(
+            f"list_lengths: expected shape ({n_queries},) (one length per query), found {raw.shape}"
+        )
+    if raw.dtype.kind == "f":
+        if not np.isfinite(raw).all() or (raw != np.round(raw)).any():
+            i = int(np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))[0])
+            raise InputError(f"list_lengths: expected integers, found {raw[i]} for query {i}")
+    elif raw.dtype.kind not in "iub":
+        raise InputError(f"list_lengths: expected integers, found dtype {raw.dtype}")
+    lengths = raw.astype(np.int64)
+    outside = (lengths < 0) | (lengths > width)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"list_lengths: query {i} has length {lengths[i]}; expected 0…{width} "
+            f"(the matrix holds {width} position(s) per list)"
+        )
+    return lengths
+
+
+def check_values(
+    array: np.ndarray,
+    name: str,
+    valid: np.ndarray | None = None,
+    non_negative: bool = False,
+) -> None:
+    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions.
+
+    ``valid`` is a boolean mask over the leading axes of ``array`` (``None``: every position).
+    """
+    bad = ~np.isfinite(array)
+    if non_negative:
+        bad |= array < 0
+    if not bad.any():
+        return
+    if valid is not None:
+        mask = valid.reshape(valid.shape + (1,) * (array.ndim - valid.ndim))
+        bad &= mask
+        if not bad.any():
+            return
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    value = array[where]
+    expected = "finite, non-negative numbers" if non_negative else "finite numbers"
+    count = int(bad.sum())
+    raise InputError(
+        f"{name}: found {value} at index {where} ({count} such value(s)); expected {expected}"
+    )
+
+
+def check_targets(targets: Sequence[float] | None, n_groups: int, name: str = "targets"):
+    """Target shares: ``n_groups`` finite non-negative numbers summing to 1 (uniform if None)."""
+    if targets is None:
+        return np.full(n_groups, 1.0 / n_groups)
+    target = np.asarray(targets, dtype=np.float64)
+    if (
+        target.shape != (n_groups,)
+        or not np.isfinite(target).all()
+        or (target < 0).any()
+        or not np.isclose(target.sum(), 1.0)
+    ):
+        raise InputError(
+            f"{name} must be {n_groups} non-negative shares summing to 1, found {target.tolist()}"
+        )
+    return target
+
+
+def check_tau(tau: float) -> float:
+    """The neutrality threshold ``τ``: a finite number ≥ 0."""
+    try:
+        value = float(tau)
+    except (TypeError, ValueError):
+        raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}") from None
+    if not np.isfinite(value) or value < 0:
+        raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}")
+    return value

@@ -1,0 +1,197 @@
+"""Tests of rankbias.inputs: opening paths and streams, gzip by content, text rules, errors."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias import inputs
+from rankbias.errors import InputError
+from rankbias.inputs import iter_lines, open_lines, read_bytes, source_name
+
+LINES = ["first line", "", "t\u00e9l\u00e9phone\tx", "last"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"a\nb\n", ["a", "b"]),
+        (b"a\r\nb\r\n", ["a", "b"]),
+        (b"a\rb\r", ["a", "b"]),
+        (b"a\nb", ["a", "b"]),  # no final line end
+        (b"a\n\nb\n", ["a", "", "b"]),  # a blank line is a line
+        (b"a\r\n\r\nb", ["a", "", "b"]),
+        (b"a\n\r", ["a", ""]),  # LF then a lone CR: two line ends
+        (b"\xef\xbb\xbfa\nb\n", ["a", "b"]),  # BOM dropped
+        (b"\xef\xbb\xbf", []),
+        (b"", []),
+        (b"\n", [""]),
+        (b"a\xef\xbb\xbfb\n", ["a\ufeffb"]),  # a BOM elsewhere is a character
+        # only CR and LF end lines, not the other characters str.splitlines() splits on
+        ("a\x0bb\x0cc\x1cd\x85e\u2028f\n".encode(), ["a\x0bb\x0cc\x1cd\x85e\u2028f"]),
+    ],
+)
+def test_line_rules(tmp_path, raw, expected):
+    assert [text for _, text in iter_lines(raw, "x")] == expected
+    path = tmp_path / "f.txt"
+    path.write_bytes(raw)
+    got = list(open_lines(path))
+    assert [text for _, text in got] == expected
+    assert [number for number, _ in got] == list(range(1, len(expected) + 1))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab\u00e9\u20ac\t ,", max_size=6), min_size=1, max_size=12),
+    end=st.sampled_from(["\n", "\r\n", "\r"]),
+    bom=st.booleans(),
+    chunk=st.integers(1, 7),
+)
+def test_chunk_boundaries_never_change_the_lines(lines, end, bom, chunk):
+    raw = ("\ufeff" if bom else "").encode() + end.join(lines).encode() + end.encode()
+    pieces = [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
+    # every line once, in order, whatever the block size (a CR at a block's end included)
+    assert [text for _, text in inputs._split_chunks(pieces, "x")] == lines
+
+
+def test_utf8_errors_name_line_column_and_byte(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok\nab\xffc\n")
+    with pytest.raises(InputError, match=rf"^{path}:2: byte 0xff at column 3 is not UTF-8"):
+        list(open_lines(path, "word list"))
+    path.write_bytes(b"ok\r\n\xc3(\r\n")
+    with pytest.raises(InputError, match=r":2: byte 0xc3 at column 1 is not UTF-8"):
+        list(open_lines(path))
+
+
+def test_gzip_is_recognised_by_content(tmp_path):
+    plain = b"a\r\nb\n"
+    named = tmp_path / "x.txt.gz"
+    named.write_bytes(gzip.compress(plain))
+    unnamed = tmp_path / "x.txt"
+    unnamed.write_bytes(gzip.compress(plain))
+    for path in (named, unnamed):
+        assert [t for _, t in open_lines(path)] == ["a", "b"]
+        assert read_bytes(path) == plain
+    multi = tmp_path / "multi.gz"  # two gzip members, as `cat a.gz b.gz` makes
+    multi.write_bytes(gzip.compress(b"a\n") + gzip.compress(b"b\n"))
+    assert [t for _, t in open_lines(multi)] == ["a", "b"]
+
+
+@pytest.mark.parametrize("reader", [read_bytes, lambda p, w: list(open_lines(p, w))])
+def test_opening_errors(tmp_path, reader):
+    cases = [
+        (tmp_path / "absent.txt", "no such file; expected a word list"),
+        (tmp_path, "is a directory; expected a word list"),
+    ]
+    fake = tmp_path / "fake.gz"
+    fake.write_bytes(b"plain text\n")
+    cases.append((fake, "the name ends in '.gz' but the content is not gzip-compressed"))
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress(os.urandom(5000))[:-100])
+    cases.append((cut, "the gzip data ends before its end marker"))
+    corrupt = tmp_path / "corrupt.gz"
+    data = bytearray(gzip.compress(b"hello world\n" * 100))
+    data[20:30] = b"\x00" * 10
+    corrupt.write_bytes(bytes(data))
+    cases.append((corrupt, "gzip"))
+    empty_gz = tmp_path / "empty.gz"
+    empty_gz.write_bytes(b"")
+    cases.append((empty_gz, "the name ends in '.gz'"))
+    for path, fragment in cases:
+        with pytest.raises(InputError) as info:
+            reader(path, "word list")
+        assert str(info.value).startswith(f"{path}: "), info.value
+        assert fragment in str(info.value), info.value
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "secret.txt"
+    path.write_bytes(b"a\n")
+    path.chmod(0)
+    with pytest.raises(InputError, match="permission denied"):
+        read_bytes(path, "run file")
+
+
+def test_streams_binary_text_and_names():
+    raw = "\ufeffa\r\nb\rc".encode()
+    assert [t for _, t in open_lines(io.BytesIO(raw))] == ["a", "b", "c"]
+    assert [t for _, t in open_lines(io.StringIO("a\nb"))] == ["a", "b"]
+    assert read_bytes(io.BytesIO(gzip.compress(raw))) == b"a\r\nb\rc"
+    assert source_name(io.BytesIO(b"")) == "<stream>"
+    assert source_name("dir/x.run") == "dir/x.run"
+    with pytest.raises(InputError, match=r"^<stream>:1: byte 0xff"):
+        list(open_lines(io.BytesIO(b"\xff")))
+    # a text stream wider than one block: re-encoding must not lose characters
+    text = "\u20ac" * 700_000 + "\nend"
+    assert [t for _, t in open_lines(io.StringIO(text))] == ["\u20ac" * 700_000, "end"]
+
+
+def test_fifo_written_slowly_by_a_thread(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    parts = [b"\xef", b"\xbb\xbfalpha\r", b"\nbeta\r", b"", b"gamma"]
+
+    def feed():
+        with open(fifo, "wb") as handle:
+            for part in parts:
+                handle.write(part)
+                handle.flush()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    got = list(open_lines(fifo, "run file"))
+    writer.join()
+    assert got == [(1, "alpha"), (2, "beta"), (3, "gamma")]
+
+
+def test_gzip_through_a_fifo(tmp_path):
+    fifo = tmp_path / "zipped"
+    os.mkfifo(fifo)
+    payload = "\n".join(LINES).encode()
+    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(payload)))
+    writer.start()
+    assert read_bytes(fifo) == payload
+    writer.join()
+
+
+def test_dev_stdin_from_a_gzip_pipe(tmp_path):
+    source = tmp_path / "lines.txt"
+    source.write_bytes("\n".join(LINES).encode())
+    code = (
+        "from rankbias.inputs import open_lines\n"
+        "for n, t in open_lines('/dev/stdin'): print(n, repr(t))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(inputs.__file__))}
+    with subprocess.Popen(["gzip", "-c", str(source)], stdout=subprocess.PIPE) as zipper:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            stdin=zipper.stdout,
+            capture_output=True,
+            env=env,
+            check=True,
+        )
+    expected = "".join(f"{n} {t!r}\n" for n, t in enumerate(LINES, start=1))
+    assert done.stdout.decode() == expected
+
+
+def test_permission_denied_is_an_input_error(tmp_path, monkeypatch):
+    # as root the real check cannot be provoked; the error the OS would raise is simulated
+    path = tmp_path / "secret.txt"
+    path.write_bytes(b"a\n")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(inputs, "open", refuse, raising=False)
+    with pytest.raises(InputError, match=rf"^{path}: cannot be read \(permission denied\)"):
+        read_bytes(path, "run file")
