@@ -134,10 +134,18 @@ def check_output(
     ``ir_datasets`` id, are skipped).
     """
     out = Path(path)
-    if table:
-        table_format(out, option)
     if str(path) == "" or out.name in ("", ".", ".."):
         raise InputError(f"{option} {str(path)!r}: expected a file name")
+    for source in inputs:
+        if source is None or str(source) == "" or not os.path.exists(source):
+            continue
+        if _same_file(out, Path(source)):
+            raise InputError(
+                f"{option} {out}: is the input file {source}; writing there would destroy it, "
+                "expected a different output path"
+            )
+    if table:
+        table_format(out, option)
     if os.path.lexists(out):
         if out.is_dir():
             raise InputError(f"{option} {out}: is a directory; expected a file name")
@@ -147,14 +155,6 @@ def check_output(
                 "file name (outputs are written beside the target and renamed into place)"
             )
     _check_parent(out, option)
-    for source in inputs:
-        if source is None or str(source) == "" or not os.path.exists(source):
-            continue
-        if _same_file(out, Path(source)):
-            raise InputError(
-                f"{option} {out}: is the input file {source}; writing there would destroy it, "
-                "expected a different output path"
-            )
     return out
 
 
@@ -359,11 +359,12 @@ class TableWriter:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = (
-                block
-                if isinstance(block, pa.Table)
-                else pa.Table.from_pandas(block, preserve_index=False)
-            )
+            if isinstance(block, pa.Table):
+                table = block
+            else:  # the table only: pandas ``attrs`` (run reports) are not part of it
+                frame = block.copy(deep=False)
+                frame.attrs = {}
+                table = pa.Table.from_pandas(frame, preserve_index=False)
             if self._parquet is None:
                 self._parquet = pq.ParquetWriter(self._temporary, table.schema)
             self._parquet.write_table(table)
