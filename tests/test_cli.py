@@ -253,7 +253,9 @@ def generated_collection(path: Path, n_docs: int, seed: int) -> Path:
 
 
 def command(*args) -> list[str]:
-    return [sys.executable, "-m", "rankbias.cli", *map(str, args)]
+    """The command line of a ``rankbias`` process, started as the installed script starts it."""
+    script = "import sys; from rankbias.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", script, *map(str, args)]
 
 
 def wait_for_temporary(directory: Path, process, timeout: float = 60) -> list[str]:
