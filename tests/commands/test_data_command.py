@@ -152,3 +152,23 @@ def test_build_requires_out(capsys) -> None:
     assert main(["data", "build"]) == 2
     err = capsys.readouterr().err
     assert "--out" in err and len(err.strip().splitlines()) == 1
+
+
+def test_output_directories_that_are_files_are_refused_before_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    calls = []
+    fake = types.ModuleType("rankbias.data.wikisample")
+    fake.build = lambda out_dir, force=False, log=print: calls.append(out_dir)
+    monkeypatch.setitem(sys.modules, "rankbias.data.wikisample", fake)
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert main(["data", "build", "--out", str(plain)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"rankbias data: error: --out {plain}: is a file; expected a directory\n"
+    )
+    assert main(["data", "fetch", "cpjku/LICENSE", "--dest", str(plain / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rankbias data: error: --dest {plain / 'sub'}: {plain} is not a dir")
+    assert calls == [] and plain.read_text() == "x"
