@@ -380,3 +380,46 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(files, tmp_path, big):
                            env=ENV, capture_output=True, text=True)  # fmt: skip
     assert piped.returncode == 0 and "doc/s" not in piped.stderr
     assert piped.stderr.strip() == f"150000 documents -> {tmp_path / 'p.csv'}"
+
+
+def raised_errors():
+    import zlib
+
+    from rankbias.errors import InputError
+    from rankbias.outputs import Terminated
+
+    return [
+        (InputError("c.tsv:3: found x; expected y"), 2, "error: c.tsv:3: found x; expected y"),
+        (PermissionError(errno.EACCES, "Permission denied", "r.run"), 2,
+         "error: r.run: Permission denied; expected a readable input"),
+        (IsADirectoryError(errno.EISDIR, "Is a directory", "runs"), 2,
+         "error: runs: is a directory; expected a file"),
+        (OSError(errno.ENOSPC, "No space left on device"), 2, "no space left for the output"),
+        (UnicodeDecodeError("utf-8", b"ab\xff", 2, 3, "invalid start byte"), 2,
+         "byte b'\\xff' at byte offset 2 of a block of input is not valid utf-8"),
+        (gzip.BadGzipFile("Not a gzipped file (b'd1')"), 2, "not a valid gzip file"),
+        (EOFError("Compressed file ended before the end-of-stream marker was reached"), 2,
+         "a compressed file ends early"),
+        (zlib.error("Error -3 while decompressing data"), 2, "damaged compressed data"),
+        (MemoryError(), 2, "out of memory"),
+        (KeyboardInterrupt(), 130, "interrupted; no output was written"),
+        (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM; no output was written"),
+        (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP; no output was written"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_each_error_class_is_one_line_with_its_exit_status(
+    files, tmp_path, capsys, monkeypatch, case
+):
+    error, expected_status, fragment = raised_errors()[case]
+
+    def failing(args):
+        raise error
+
+    monkeypatch.setattr("rankbias.commands.stats.run_stats", failing)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("rankbias.commands.stats",))
+    status, err = run_main(stats_args(files, tmp_path / "o.csv"), capsys)
+    assert status == expected_status
+    assert err.startswith("rankbias stats: ") and fragment in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
