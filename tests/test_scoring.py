@@ -220,3 +220,40 @@ def test_real_runs_score_end_to_end(folder):
     assert defined.value.notna().all()
     tex = frame[frame.metric == "texfair"].value
     assert ((tex >= 0) & (tex <= 1)).all()
+
+
+def test_a_repeated_cutoff_gives_one_row_per_query():
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d4"]})
+    frame = score_runs(run, stats_of(TEXTS), metrics=["rab_tc"], cutoffs=[5, 2, 5, 2])
+    assert frame.cutoff.tolist() == [5, 5, 2, 2]  # each cutoff once, in the order given
+    assert frame.qid.tolist() == ["q1", "q2", "q1", "q2"]
+
+
+def test_a_huge_cutoff_reads_the_whole_list_without_allocating_for_it():
+    import tracemalloc
+
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d4"]})
+    background = make_run({"q1": ["d3", "d4", "d1"], "q2": ["d4", "d2"]}, name="bg")
+    tracemalloc.start()
+    try:
+        huge = score_runs(
+            run, stats_of(TEXTS), metrics=["rab_tc", "arab_tc", "nfairr", "texfair", "awrf"],
+            cutoffs=[1_000_000_000], background=background,
+        )  # fmt: skip
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # a (2 queries × 10^9) matrix of int64 rows would take 16 GB; the lists hold 4 documents
+    assert peak < 50 * 2**20
+    # q1 (3 documents) at any k ≥ 3 is q1 at k = 3 (a cutoff keeps min(k, length) documents):
+    # RaB@3 = (m − f summed: 2 − 2 + 0) / 3 = 0; ARaB@3 = (2 + 0 + 0) / 3
+    assert value(huge, "rab_tc", 1_000_000_000) == 0
+    assert value(huge, "arab_tc", 1_000_000_000) == pytest.approx(2 / 3)
+    # FaiRR@3 = ω(d3)·v3 = 0.5; IFaiRR over the background d3, d4 (ω 1), d1 (ω 0) = 1 + v2
+    assert value(huge, "nfairr", 1_000_000_000) == pytest.approx(0.5 / (1 + V2))
+    small = score_runs(
+        run, stats_of(TEXTS), metrics=["texfair", "awrf"], cutoffs=[3], background=background
+    )
+    for metric in ("texfair", "awrf"):
+        for qid in ("q1", "q2"):
+            assert value(huge, metric, 1_000_000_000, qid) == value(small, metric, 3, qid)

@@ -2,13 +2,23 @@
 
 Each sub-command lives in a module of :mod:`rankbias.commands` that exposes
 ``register(subparsers)``; this file only assembles them, so adding a command never touches
-the others.
+the others.  Command modules import nothing heavy at module level (pandas, NumPy, Arrow and the
+metrics are imported inside the functions that run a command), so ``rankbias --help`` starts
+fast.
+
+Exit status: 0 success; 2 a user or environment error (bad option, bad input, unwritable or
+full output location, damaged gzip, out of memory), reported on one line
+``rankbias <command>: error: …``; 1 an internal error (a bug: one line too, the traceback with
+``--debug``); 130 interrupted with Ctrl-C; 143/129 terminated by ``SIGTERM``/``SIGHUP``.  In
+every failing case the previous output, if any, is left as it was and no temporary file remains.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 
 from rankbias.errors import InputError
@@ -19,11 +29,48 @@ COMMAND_MODULES = (
     "rankbias.commands.score",
 )
 
+EXIT_USAGE = 2
+EXIT_BUG = 1
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``rankbias stats: error: …``."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
+    default = False if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        default=default,
+        help="no progress bars (they are shown only on a terminal anyway)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="show the Python traceback of an error",
+    )
+
+
+def _sub_parsers(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield sub
+                yield from _sub_parsers(sub)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rankbias", description="Measure gender and indexical bias in ranked lists."
     )
+    _add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         try:
@@ -33,17 +80,87 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    for subparser in _sub_parsers(parser):  # --quiet/--debug after the command name work too
+        _add_global_options(subparser, top=False)
     return parser
+
+
+def describe_error(exc: BaseException) -> str | None:
+    """The one-line message for an error the user can act on; ``None`` for a bug."""
+    import gzip
+    import zlib
+
+    if isinstance(exc, InputError):
+        return str(exc)
+    if isinstance(exc, gzip.BadGzipFile):
+        return f"not a valid gzip file ({exc}); expected a complete .gz file or an uncompressed one"
+    if isinstance(exc, EOFError):
+        return f"a compressed file ends early ({exc}); expected a complete .gz file"
+    if isinstance(exc, zlib.error):
+        return f"damaged compressed data ({exc}); expected a complete .gz file"
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            f"byte {exc.object[exc.start : exc.start + 1]!r} at byte offset {exc.start} of a "
+            f"block of input is not valid {exc.encoding}; expected UTF-8 text"
+        )
+    if isinstance(exc, MemoryError):
+        return "out of memory; expected a smaller input, fewer workers or more memory"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        reason = exc.strerror or str(exc)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return (
+                f"{where}{reason}: no space left for the output; nothing was written and the "
+                "previous output, if any, is unchanged"
+            )
+        if exc.errno == errno.EACCES or exc.errno == errno.EPERM:
+            return f"{where}{reason}; expected a readable input and a writable output location"
+        if exc.errno == errno.EISDIR:
+            return f"{where}is a directory; expected a file"
+        if exc.errno == errno.ENOENT:
+            return f"{where}no such file or directory"
+        return f"{where}{reason}"
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except (InputError, FileNotFoundError) as exc:
-        print(f"rankbias {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad option (already reported on one line)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    name = f"rankbias {args.command}"
+    from rankbias.outputs import Terminated, handle_signals
+
+    try:
+        with handle_signals():
+            return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"{name}: interrupted; no output was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated as exc:
+        print(f"{name}: {exc}; no output was written", file=sys.stderr)
+        return 128 + exc.signum
+    except Exception as exc:
+        if isinstance(exc, BrokenPipeError):  # e.g. `rankbias data fetch --list | head`
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            return EXIT_USAGE
+        if args.debug:
+            raise
+        message = describe_error(exc)
+        if message is None:
+            print(
+                f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report it; "
+                "--debug shows the traceback)",
+                file=sys.stderr,
+            )
+            return EXIT_BUG
+        print(f"{name}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

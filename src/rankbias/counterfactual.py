@@ -105,6 +105,7 @@ import pandas as pd
 from rankbias.errors import InputError
 from rankbias.lexicon import default_pairs_path, read_pairs
 from rankbias.metrics.rbo import rbo
+from rankbias.outputs import write_table, write_text
 from rankbias.runs import Run, read_run
 from rankbias.text import TOKEN_PATTERN, tokenize
 
@@ -658,7 +659,7 @@ class CounterfactualBuild:
 
 def _write_tsv(path: Path, frame: pd.DataFrame) -> None:
     lines = ("\t".join(map(str, row)) for row in frame.itertuples(index=False))
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_text(path, "".join(line + "\n" for line in lines))
 
 
 def counterfactual_runs(
@@ -724,8 +725,8 @@ def counterfactual_runs(
             raise RuntimeError(f"query {qid} {query!r} would be substituted to {new!r}")
     _write_tsv(out / "collection.tsv", cf_collection[["docid", "text"]])
     _write_tsv(out / "queries.tsv", kept)
-    excluded.to_csv(out / "queries_excluded.tsv", sep="\t", index=False)
-    report.swaps.to_csv(out / "swaps.tsv", sep="\t", index=False)
+    write_table(out / "queries_excluded.tsv", excluded)
+    write_table(out / "swaps.tsv", report.swaps)
     seconds["substitution"] = time.time() - started
     log(
         f"counterfactual collection: {report.n_changed} of {report.n_passages} passages "

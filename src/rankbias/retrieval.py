@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankbias.outputs import atomic_open
 from rankbias.runs import Run, write_run
 
 DEPTH = 100
@@ -157,9 +158,8 @@ def encode_cached(model, texts: list[str], cache_dir: Path, label: str) -> np.nd
         texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
     ).astype(np.float32)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npy")
-    np.save(tmp, vectors)
-    tmp.replace(path)
+    with atomic_open(path, "wb") as handle:  # a unique temporary file, renamed into place
+        np.save(handle, vectors)
     return vectors
 
 

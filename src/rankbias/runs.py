@@ -509,8 +509,9 @@ def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
         + pd.Series(rounded).map(lambda v: f"{v:.6f}")
         + f" {tag}"
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from rankbias.outputs import write_text
+
+    write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place
 
 
 # ---- qrels -------------------------------------------------------------------------------
@@ -593,8 +594,9 @@ def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
 
 def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
     """Write a ``qid, docid, relevance`` table as TREC qrels (iteration column ``0``)."""
+    from rankbias.outputs import write_text
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = (
         qrels["qid"].astype(str)
         + " 0 "
@@ -602,4 +604,4 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
         + " "
         + qrels["relevance"].astype(int).astype(str)
     )
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place

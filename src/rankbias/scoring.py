@@ -4,8 +4,11 @@
 :class:`~rankbias.text.DocStats` of the collection, a list of metric names from
 :mod:`rankbias.metrics.registry` and cutoffs, and returns one row per
 ``(run, qid, metric, cutoff)`` with a ``value`` column.  Per run, the documents of every query
-are gathered into one padded ``(n_queries, K)`` matrix of collection rows (``K`` the largest
-cutoff) and each metric family is computed for all queries and cutoffs in one call.
+are gathered into one padded ``(n_queries, K)`` matrix of collection rows and each metric
+family is computed for all queries and cutoffs in one call.  ``K`` is the largest cutoff or the
+longest list, whichever is smaller: a cutoff ``k`` reads position ``min(k, length)`` (the
+book's "Conventions" page), so a cutoff beyond every list costs no memory.  Each cutoff is
+used once (``5,5`` gives one row per query, not two).
 
 Nothing is dropped silently:
 
@@ -129,7 +132,7 @@ def score_runs(
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, found {missing!r}")
     if empty not in ("error", "nan"):
         raise ValueError(f"empty must be 'error' or 'nan', found {empty!r}")
-    cutoffs = tuple(int(k) for k in cutoffs)
+    cutoffs = tuple(dict.fromkeys(int(k) for k in cutoffs))  # each cutoff once, in order
     if not cutoffs or min(cutoffs) < 1:
         raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
     if not runs:
@@ -137,7 +140,6 @@ def score_runs(
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise InputError(f"two runs share a name in {names}; expected distinct run names")
-    width = max(cutoffs)
     families = {get_metric(m).family for m in metrics}
     groups = stats.groups
     target = np.full(len(groups), 1.0 / len(groups)) if targets is None else np.asarray(targets)
@@ -171,6 +173,8 @@ def score_runs(
                 "per query (or empty='nan')"
             )
         report_empty[run.name] = [str(q) for q in empty_q]
+        longest = int(lengths_all.max()) if len(lengths_all) else 0
+        width = min(max(cutoffs), max(longest, 1))  # memory grows with the lists, not k
         rows, list_lengths, n_missing = _ranked_rows(run, stats, width, missing, "run")
         report_missing[run.name] = n_missing
         values: dict[str, np.ndarray] = {}

@@ -141,7 +141,7 @@ def test_list_prints_bundles_and_urls_and_downloads_nothing(tmp_path: Path, caps
 def test_build_dispatches_to_wikisample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     fake = types.ModuleType("rankbias.data.wikisample")
-    fake.build = lambda out_dir, force=False: calls.append((out_dir, force))
+    fake.build = lambda out_dir, force=False, log=print: calls.append((out_dir, force))
     monkeypatch.setitem(sys.modules, "rankbias.data.wikisample", fake)
     assert main(["data", "build", "--out", str(tmp_path / "w")]) == 0
     assert main(["data", "build", "--out", str(tmp_path / "v"), "--force"]) == 0
@@ -149,7 +149,26 @@ def test_build_dispatches_to_wikisample(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_build_requires_out(capsys) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["data", "build"])
-    assert caught.value.code == 2
-    assert "--out" in capsys.readouterr().err
+    assert main(["data", "build"]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and len(err.strip().splitlines()) == 1
+
+
+def test_output_directories_that_are_files_are_refused_before_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    calls = []
+    fake = types.ModuleType("rankbias.data.wikisample")
+    fake.build = lambda out_dir, force=False, log=print: calls.append(out_dir)
+    monkeypatch.setitem(sys.modules, "rankbias.data.wikisample", fake)
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert main(["data", "build", "--out", str(plain)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"rankbias data: error: --out {plain}: is a file; expected a directory\n"
+    )
+    assert main(["data", "fetch", "cpjku/LICENSE", "--dest", str(plain / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rankbias data: error: --dest {plain / 'sub'}: {plain} is not a dir")
+    assert calls == [] and plain.read_text() == "x"

@@ -9,6 +9,7 @@ import http.server
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -339,3 +340,85 @@ def test_verify_reports_missing_and_differing_files(tmp_path: Path, public: Path
 
 def test_the_reference_copy_itself_verifies(public: Path) -> None:
     assert {c.status for c in verify(public)} == {"ok"}
+
+
+# --- partial downloads: removed after killed runs, never left behind -------------------------
+
+
+def dead_process_id() -> int:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return int(done.stdout)
+
+
+def test_partial_downloads_of_killed_runs_are_removed(tmp_path: Path, mirror: Path) -> None:
+    import time
+
+    name = "rekabsaz/wordlist_genderspecific.txt"
+    target = tmp_path / "dest" / catalog.resource(name).local_path
+    target.parent.mkdir(parents=True)
+    dead = target.parent / f".{target.name}.{dead_process_id()}.k2j4x.tmp"
+    alive = target.parent / f".{target.name}.{os.getpid()}.q9z1w.tmp"  # a concurrent download
+    old_style = target.parent / f".{target.name}.{'ab' * 16}.part"  # earlier versions' name
+    fresh_old_style = target.parent / f".{target.name}.{'cd' * 16}.part"
+    for path in (dead, alive, old_style, fresh_old_style):
+        path.write_bytes(b"half a file")
+    an_hour_ago = time.time() - 3600
+    os.utime(old_style, (an_hour_ago, an_hour_ago))
+    messages: list[str] = []
+    fetch(name, tmp_path / "dest", base_url=mirror.as_uri(), report=messages.append)
+    assert not dead.exists() and not old_style.exists()
+    assert alive.exists() and fresh_old_style.exists()
+    removed = sorted(m for m in messages if m.startswith("removed a partial download"))
+    assert removed == sorted(
+        f"removed a partial download left by an interrupted run: {p}" for p in (dead, old_style)
+    )
+
+
+class StallingHandler(http.server.BaseHTTPRequestHandler):
+    """Announces 10 MB, sends 64 KiB, then waits: a download that is still running."""
+
+    def do_GET(self):  # noqa: N802 - the name http.server calls
+        self.send_response(200)
+        self.send_header("Content-Length", str(10_000_000))
+        self.end_headers()
+        self.wfile.write(b"x" * 65536)
+        self.wfile.flush()
+        time.sleep(30)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_terminated_download_leaves_no_partial_file(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StallingHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    dest = tmp_path / "dest"
+    src = Path(__file__).resolve().parents[2] / "src"
+    script = "import sys; from rankbias.cli import main; sys.exit(main())"
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, "data", "fetch", "cpjku/LICENSE", "--dest", str(dest),
+             "--mirror", f"http://127.0.0.1:{server.server_address[1]}"],
+            env={**os.environ, "PYTHONPATH": str(src)}, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not list(dest.rglob(".LICENSE.*.tmp")):
+            assert time.monotonic() < deadline and child.poll() is None, "no download started"
+            time.sleep(0.01)
+        time.sleep(0.3)  # the download waits for the rest of the answer
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    finally:
+        server.shutdown()
+    assert child.returncode == 143, err
+    assert "terminated by SIGTERM" in err and "Traceback" not in err
+    assert [p for p in dest.rglob("*") if p.is_file()] == []

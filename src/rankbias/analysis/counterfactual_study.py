@@ -35,6 +35,7 @@ from rankbias.counterfactual import (
     substitute_collection,
 )
 from rankbias.errors import InputError
+from rankbias.outputs import write_text
 from rankbias.runs import Run
 from rankbias.text import TOKEN_PATTERN
 
@@ -123,7 +124,7 @@ def counterfactual_world(
             systems=systems,
         )
     build = counterfactual_runs(testbed, out, cache_dir, log, substitution=substitution)
-    stamp.write_text(json.dumps(digest, indent=1) + "\n", encoding="utf-8")
+    write_text(stamp, json.dumps(digest, indent=1) + "\n")
     return build
 
 

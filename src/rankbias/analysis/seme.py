@@ -107,6 +107,7 @@ from rankbias.metrics.duo import (
     signed_duo,
     spurious_direction,
 )
+from rankbias.outputs import atomic_path
 
 __all__ = [
     "DEFAULT_PRIOR_PROBABILITIES",
@@ -908,6 +909,9 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
     return frame
 
 
+_COMPRESSION_BY_SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+
+
 def write_study_responses(responses: pd.DataFrame, path: str | Path) -> Path:
     """Write ``responses`` in the layout :func:`read_study_responses` reads (the seven public
     columns and ``condition`` when present)."""
@@ -916,7 +920,9 @@ def write_study_responses(responses: pd.DataFrame, path: str | Path) -> Path:
     out = responses[columns].copy()
     out["shown"] = out["shown"].map(_SEPARATOR.join)
     out["clicked"] = out["clicked"].map(lambda ranks: _SEPARATOR.join(str(r) for r in ranks))
-    out.to_csv(path, index=False)
+    compression = _COMPRESSION_BY_SUFFIX.get(path.suffix.lower())  # as pandas infers it
+    with atomic_path(path) as temporary:  # a unique temporary file, renamed into place
+        out.to_csv(temporary, index=False, compression=compression)
     return path
 
 

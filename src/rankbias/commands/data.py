@@ -17,6 +17,7 @@ import argparse
 import importlib
 from pathlib import Path
 
+from rankbias.commands.progress import byte_bar, wanted
 from rankbias.errors import InputError
 
 DEFAULT_DEST = "data/build/public"
@@ -98,6 +99,7 @@ def _names(args: argparse.Namespace) -> list[str]:
 def run_fetch(args: argparse.Namespace) -> int:
     from rankbias.data import catalog
     from rankbias.data.fetch import fetch, mirror_base_url
+    from rankbias.outputs import check_output_dir
 
     selected = catalog.select(_names(args))
     if args.list:
@@ -112,9 +114,21 @@ def run_fetch(args: argparse.Namespace) -> int:
             print(f"      {resource.url(base)}")
             print(f"      sha256 {resource.sha256}")
         return 0
-    paths = fetch(
-        _names(args), args.dest, base_url=args.mirror, overwrite=args.overwrite, report=print
-    )
+    check_output_dir(args.dest, "--dest")
+    bar = byte_bar(wanted(args), sum(r.size for r in selected), "fetch")
+    report = print if bar is None else bar.write
+    try:
+        paths = fetch(
+            _names(args),
+            args.dest,
+            base_url=args.mirror,
+            overwrite=args.overwrite,
+            report=report,
+            progress=None if bar is None else bar.update,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     print(f"{len(paths)} file(s) in {Path(args.dest)}, all with the catalogued sha256")
     return 0
 
@@ -148,6 +162,18 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    from rankbias.outputs import check_output_dir
+
+    out = check_output_dir(args.out)
+    log = print
+    if wanted(args):
+        import logging
+
+        from tqdm import tqdm
+
+        # sentence-transformers shows a bar per encoding when its logger is at INFO level
+        logging.getLogger("sentence_transformers").setLevel(logging.INFO)
+        log = tqdm.write
     wikisample = importlib.import_module("rankbias.data.wikisample")
-    wikisample.build(Path(args.out), force=args.force)
+    wikisample.build(out, force=args.force, log=log)
     return 0

@@ -1,4 +1,4 @@
-"""``rankbias score``: per-query bias metrics of run files, as a tidy CSV.
+"""``rankbias score``: per-query bias metrics of run files, as a tidy table.
 
 ::
 
@@ -12,11 +12,13 @@ To reproduce the released NFaiRR script (metrics_fairness.py of CPJKU/FairnessRe
 use ``--tokenizer whitespace --order file --background BM25.run --background-depth 200
 --missing neutral``: it ranks by the run file's line order and reads 200 background documents.
 
-Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem).  ``LIST`` is a
+Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem) in the format of the
+suffix of ``F`` (``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``, ``.tsv.gz``), atomically; the
+output is checked before the work and may not be one of the inputs.  ``LIST`` is a
 comma-separated list of registry names (``all`` for every metric; default: RaB/ARaB tc/tf/bool,
 FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR, TExFAIR without RBDF).  Missing documents are an error
-unless ``--missing neutral``, which then reports their count; NaN values (undefined cases of
-METRICS.md) are counted on stderr.
+unless ``--missing neutral``, which then reports their count; NaN values (the undefined cases of
+the book's "Conventions" page) are counted on stderr.
 """
 
 from __future__ import annotations
@@ -24,12 +26,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rankbias.commands import options
+from rankbias.commands.progress import estimate_lines, progress, wanted
 from rankbias.commands.stats import add_collection_arguments, load_lexicon, warn_unmatchable
 from rankbias.errors import InputError
-from rankbias.metrics.texfair import DISTANCES
-from rankbias.runs import read_run
-from rankbias.scoring import DEFAULT_CUTOFFS, parse_metric_list, score_runs
-from rankbias.text import collection_stats
 
 
 def register(subparsers) -> None:
@@ -38,29 +38,35 @@ def register(subparsers) -> None:
         "score",
         help="per-query bias metrics of TREC run files",
         description="Score TREC run files with the term-based bias metrics "
-        "(RaB/ARaB, FaiRR/NFaiRR, AWRF, TExFAIR) into a tidy CSV run,qid,metric,cutoff,value.",
+        "(RaB/ARaB, FaiRR/NFaiRR, AWRF, TExFAIR) into a tidy table run,qid,metric,cutoff,value.",
     )
     add_collection_arguments(parser)
     parser.add_argument(
-        "--run", action="append", required=True, help="TREC run file (repeat for several)"
+        "--run",
+        action="append",
+        required=True,
+        type=options.input_file,
+        help="TREC run file (repeat for several)",
     )
     parser.add_argument(
         "--cutoffs",
-        default=",".join(map(str, DEFAULT_CUTOFFS)),
-        help="comma-separated cutoffs (default: 5,10,20)",
+        type=options.cutoff_list,
+        default=options.DEFAULT_CUTOFFS,
+        help="comma-separated cutoffs, integers >= 1, each used once (default: 5,10,20)",
     )
     parser.add_argument("--metrics", default=None, help="comma-separated metric names, or 'all'")
     parser.add_argument(
         "--background",
         default="collection",
+        type=options.input_file_or("collection"),
         help="background for IFaiRR: a run file, or 'collection' (default)",
     )
     parser.add_argument(
         "--background-depth",
-        type=int,
+        type=options.positive_int,
         default=None,
-        help="use only the first N documents of each background list (the released NFaiRR "
-        "script reads 200); default: all",
+        help="use only the first N >= 1 documents of each background list (the released "
+        "NFaiRR script reads 200); default: all",
     )
     parser.add_argument(
         "--order",
@@ -69,62 +75,97 @@ def register(subparsers) -> None:
         help="order of each ranked list: by score, ties by docid (default), or the run file's "
         "line order, as the released scripts do",
     )
-    parser.add_argument("--tau", type=float, default=1.0, help="neutrality threshold (default 1)")
     parser.add_argument(
-        "--strict", action="store_true", help="neutral when Σ M_g < τ (seed 002) instead of ≤ τ"
+        "--tau",
+        type=options.nonnegative_float,
+        default=1.0,
+        help="neutrality threshold, a finite number >= 0 (default 1)",
     )
     parser.add_argument(
-        "--distance", choices=DISTANCES, default="l1", help="AWRF distance (default l1)"
+        "--strict", action="store_true", help="neutral when Σ M_g < τ instead of ≤ τ"
+    )
+    parser.add_argument(
+        "--distance", choices=options.DISTANCES, default="l1", help="AWRF distance (default l1)"
     )
     parser.add_argument("--missing", choices=("error", "neutral"), default="error")
-    parser.add_argument("--out", required=True, help="output CSV")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="output file: .csv, .tsv, .parquet, .csv.gz or .tsv.gz (written atomically)",
+    )
     parser.set_defaults(func=run_score)
 
 
-def parse_cutoffs(text: str) -> tuple[int, ...]:
-    """``"5,10,20"`` → ``(5, 10, 20)``; anything else is an InputError saying what was found."""
-    try:
-        cutoffs = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise InputError(f"--cutoffs {text!r}: expected positive integers like 5,10,20") from None
-    if not cutoffs or min(cutoffs) < 1:
-        raise InputError(f"--cutoffs {text!r}: expected positive integers like 5,10,20")
-    return cutoffs
+def collection_statistics(args, lexicon, per_term: bool, show_progress: bool):
+    """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar."""
+    from rankbias import text
+
+    source = Path(args.collection)
+    if source.exists():
+        blocks = text.iter_collection_stats(
+            source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
+        )
+        parts = list(
+            progress(
+                blocks,
+                show_progress,
+                total=estimate_lines(source),
+                unit="doc",
+                description="collection",
+                weight=len,
+            )
+        )
+        if not parts:
+            raise InputError(
+                f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
+            )
+        return text.DocStats.concat(parts)
+    corpus = text._ir_datasets_corpus(args.collection)
+    total = corpus.docs_count() if hasattr(corpus, "docs_count") else None
+    documents = progress(
+        corpus.docs_iter(), show_progress, total=total, unit="doc", description="collection"
+    )
+    pairs = ((d.doc_id, text.document_text(d)) for d in documents)
+    return text.stats_from_pairs(
+        pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
+    )
 
 
 def run_score(args) -> int:
-    cutoffs = parse_cutoffs(args.cutoffs)
+    from rankbias.outputs import check_output, write_table
+    from rankbias.runs import read_run
+    from rankbias.scoring import parse_metric_list, score_runs
+
+    background_file = None if args.background == "collection" else args.background
+    out = check_output(args.out, inputs=[args.collection, args.terms, *args.run, background_file])
     try:
         metrics = parse_metric_list(args.metrics)
     except ValueError as exc:
         raise InputError(f"--metrics: {exc}") from None
+    show = wanted(args)
     lexicon = load_lexicon(args.terms)
     warn_unmatchable(lexicon, args.tokenizer)
     runs = [read_run(path, order=args.order) for path in args.run]
-    if args.background == "collection":
+    if background_file is None:
         background = "collection"
     else:
-        background = read_run(args.background, order=args.order)
+        background = read_run(background_file, order=args.order)
         if args.background_depth is not None:
             background = background.cut(args.background_depth)
     per_term = any(m.startswith(("rab_tf_paper", "arab_tf_paper")) for m in metrics)
-    stats = collection_stats(
-        args.collection, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
-    )
+    stats = collection_statistics(args, lexicon, per_term, show)
     frame = score_runs(
         runs,
         stats,
         metrics=metrics,
-        cutoffs=cutoffs,
+        cutoffs=args.cutoffs,
         background=background,
         tau=args.tau,
         strict=args.strict,
         distance=args.distance,
         missing=args.missing,
     )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False)
+    write_table(out, frame)
     for name, count in frame.attrs["missing_documents"].items():
         if count:
             print(

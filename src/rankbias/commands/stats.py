@@ -2,38 +2,26 @@
 
 ::
 
-    rankbias stats --collection C --terms T [--tokenizer default|whitespace] --out F
+    rankbias stats --collection C --terms T [--tokenizer default|whitespace] [--workers N]
+                   --out F
 
 One row per document: ``docid``, ``length``, one count column per group (named by the group
 label, e.g. ``f``, ``m``) and ``neutrality`` (``ω`` with ``τ = 1``, ``≤``).  The output format
-follows the suffix of ``F``: ``.parquet``, ``.csv`` or ``.tsv``.  A file collection is streamed
-block by block and written as it goes (into a temporary file renamed at the end, so a bad line
-never leaves a partial output).
+follows the suffix of ``F``: ``.parquet``, ``.csv``, ``.tsv``, ``.csv.gz`` or ``.tsv.gz``.  The
+output is checked before the work (format, writable location, not one of the inputs); a file
+collection is streamed block by block into a temporary file beside ``F`` that is renamed into
+place at the end, so a bad line, an interrupt or a full disk never leaves a partial output.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
+from rankbias.commands import options
+from rankbias.commands.progress import estimate_lines, progress, wanted
 from rankbias.errors import InputError
-from rankbias.lexicon import Lexicon, default_lexicon, read_lexicon
-from rankbias.metrics.fairr import neutrality
-from rankbias.text import (
-    DEFAULT_BLOCK_BYTES,
-    TOKENIZERS,
-    DocStats,
-    _ir_datasets_corpus,
-    _iter_blocks,
-    document_text,
-    stats_from_pairs,
-    unmatchable_terms,
-)
 
-OUTPUT_SUFFIXES = (".parquet", ".csv", ".tsv")
 RESERVED_COLUMNS = ("docid", "length", "neutrality")
 
 
@@ -46,35 +34,50 @@ def register(subparsers) -> None:
         "(docid<TAB>text file, optionally .gz, or an ir_datasets id).",
     )
     add_collection_arguments(parser)
-    parser.add_argument("--out", required=True, help="output file: .parquet, .csv or .tsv")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="output file: .parquet, .csv, .tsv, .csv.gz or .tsv.gz (written atomically)",
+    )
     parser.set_defaults(func=run_stats)
 
 
 def add_collection_arguments(parser) -> None:
     """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers."""
     parser.add_argument(
-        "--collection", required=True, help="docid<TAB>text file (optionally .gz) or ir_datasets id"
+        "--collection",
+        required=True,
+        type=options.collection_source,
+        help="docid<TAB>text file (optionally .gz; a pipe works) or ir_datasets id",
     )
     parser.add_argument(
         "--terms",
         required=True,
+        type=options.input_file_or("default"),
         help="term,group word list, or 'default' for the project's gendered pairs",
     )
-    parser.add_argument("--tokenizer", choices=TOKENIZERS, default="default")
+    parser.add_argument("--tokenizer", choices=options.TOKENIZERS, default="default")
     parser.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: all cores)"
+        "--workers",
+        type=options.worker_count,
+        default=None,
+        help="worker processes, 1 to the number of cores (default: all cores)",
     )
 
 
-def load_lexicon(terms: str) -> Lexicon:
+def load_lexicon(terms: str):
     """``--terms``: a word-list path, or ``default`` for the packaged pair list."""
+    from rankbias.lexicon import default_lexicon, read_lexicon
+
     if terms == "default" and not Path(terms).exists():
         return default_lexicon()
     return read_lexicon(terms)
 
 
-def warn_unmatchable(lexicon: Lexicon, tokenizer: str) -> None:
+def warn_unmatchable(lexicon, tokenizer: str) -> None:
     """Tell the user about terms the tokeniser splits (they can never be counted)."""
+    from rankbias.text import unmatchable_terms
+
     lost = unmatchable_terms(lexicon, tokenizer)
     if lost:
         print(
@@ -84,8 +87,10 @@ def warn_unmatchable(lexicon: Lexicon, tokenizer: str) -> None:
         )
 
 
-def stats_frame(stats: DocStats, tau: float = 1.0) -> pd.DataFrame:
-    """The output table of ``rankbias stats`` for one block of statistics."""
+def stats_frame(stats, tau: float = 1.0):
+    """The output table of ``rankbias stats`` for one block of statistics (a DataFrame)."""
+    from rankbias.metrics.fairr import neutrality
+
     frame = stats.to_frame()
     frame["neutrality"] = neutrality(stats.group_counts, tau=tau)
     return frame
@@ -95,6 +100,8 @@ def _stats_table(docids, lengths, group_counts, groups, tau: float = 1.0):
     """The output table of ``rankbias stats`` for one block, built directly in Arrow."""
     import pyarrow as pa
 
+    from rankbias.metrics.fairr import neutrality
+
     columns = {"docid": pa.array(docids, type=pa.string()), "length": pa.array(lengths)}
     for j, group in enumerate(groups):
         columns[group] = pa.array(group_counts[:, j])
@@ -102,80 +109,51 @@ def _stats_table(docids, lengths, group_counts, groups, tau: float = 1.0):
     return pa.table(columns)
 
 
-def _writer(out: Path, suffix: str):
-    """Return ``(write(table), close())`` appending Arrow tables to ``out`` in format ``suffix``.
+def document_blocks(args, lexicon, show_progress: bool):
+    """Output tables, one per block of the collection, with a progress bar on a terminal."""
+    from rankbias import text
 
-    Parquet is written by Arrow; CSV/TSV by pandas (minimal quoting, as ``to_csv`` does).
-    """
-    import pyarrow.parquet as pq
-
-    state: dict = {}
-    if suffix == ".parquet":
-
-        def write(table) -> None:
-            if "writer" not in state:
-                # docids are unique: dictionary encoding would only cost time
-                state["writer"] = pq.ParquetWriter(out, table.schema, use_dictionary=False)
-            state["writer"].write_table(table)
-
-        def close() -> None:
-            if "writer" in state:
-                state["writer"].close()
-
-        return write, close
-    handle = open(out, "w", encoding="utf-8", newline="")
-
-    def write_text(table) -> None:
-        table.to_pandas().to_csv(
-            handle, sep="," if suffix == ".csv" else "\t", index=False, header="done" not in state
+    source = Path(args.collection)
+    if source.exists():
+        _, raw_blocks = text._iter_blocks(
+            source, lexicon, args.tokenizer, False, args.workers, text.DEFAULT_BLOCK_BYTES
         )
-        state["done"] = True
-
-    return write_text, handle.close
+        counted = progress(
+            raw_blocks,
+            show_progress,
+            total=estimate_lines(source),
+            unit="doc",
+            description="stats",
+            weight=lambda block: len(block.lengths),
+        )
+        for b in counted:
+            yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
+        return
+    corpus = text._ir_datasets_corpus(args.collection)
+    total = corpus.docs_count() if hasattr(corpus, "docs_count") else None
+    documents = progress(
+        corpus.docs_iter(), show_progress, total=total, unit="doc", description="stats"
+    )
+    pairs = ((d.doc_id, text.document_text(d)) for d in documents)
+    stats = text.stats_from_pairs(
+        pairs, lexicon, args.collection, args.tokenizer, workers=args.workers
+    )
+    yield _stats_table(stats.docids, stats.lengths, stats.group_counts, stats.groups)
 
 
 def run_stats(args) -> int:
-    out = Path(args.out)
-    if out.suffix not in OUTPUT_SUFFIXES:
-        raise InputError(
-            f"--out {out}: unknown suffix {out.suffix!r}; expected one of {OUTPUT_SUFFIXES}"
-        )
+    from rankbias.outputs import TableWriter, check_output
+
+    out = check_output(args.out, inputs=[args.collection, args.terms])
     lexicon = load_lexicon(args.terms)
     clash = [g for g in lexicon.groups if g in RESERVED_COLUMNS]
     if clash:
         raise InputError(f"{args.terms}: group label(s) {clash} clash with output columns")
     warn_unmatchable(lexicon, args.tokenizer)
-    source = Path(args.collection)
-    if source.exists():
-        _, raw_blocks = _iter_blocks(
-            source, lexicon, args.tokenizer, False, args.workers, DEFAULT_BLOCK_BYTES
-        )
-        blocks = (
-            _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups) for b in raw_blocks
-        )
-    else:
-        corpus = _ir_datasets_corpus(args.collection)
-        pairs = ((d.doc_id, document_text(d)) for d in corpus.docs_iter())
-        stats = stats_from_pairs(
-            pairs, lexicon, args.collection, args.tokenizer, workers=args.workers
-        )
-        blocks = iter([_stats_table(stats.docids, stats.lengths, stats.group_counts, stats.groups)])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    write, close = _writer(partial, out.suffix)
-    n_docs = 0
-    try:
-        for table in blocks:
-            write(table)
-            n_docs += table.num_rows
-    except BaseException:
-        close()
-        partial.unlink(missing_ok=True)
-        raise
-    close()
-    if n_docs == 0:
-        partial.unlink(missing_ok=True)
-        raise InputError(f"{args.collection}: the collection is empty; expected documents")
-    os.replace(partial, out)
-    print(f"{n_docs} documents -> {out}", file=sys.stderr)
+    with TableWriter(out) as writer:
+        for table in document_blocks(args, lexicon, wanted(args)):
+            writer.write(table)
+        if writer.rows == 0:
+            raise InputError(f"{args.collection}: the collection is empty; expected documents")
+    print(f"{writer.rows} documents -> {out}", file=sys.stderr)
     return 0

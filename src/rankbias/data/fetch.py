@@ -1,10 +1,11 @@
 """Download the public resources of :mod:`rankbias.data.catalog` and check them.
 
-:func:`fetch` streams each file from its commit-pinned URL into a temporary file inside the
-destination directory, hashing as it goes, and renames it into place only when the size and
-the sha256 are those of the catalogue.  A file whose checksum differs is refused: the temporary
-file is deleted and :class:`~rankbias.errors.InputError` names the resource, the URL, the
-expected and the found sha256.  Files already present with the right checksum are skipped.
+:func:`fetch` streams each file from its commit-pinned URL into a temporary file beside its
+target (:func:`rankbias.outputs.atomic_path`), hashing as it goes, and renames it into place
+only when the size and the sha256 are those of the catalogue.  A file whose checksum differs
+is refused: the temporary file is deleted and :class:`~rankbias.errors.InputError` names the
+resource, the URL, the expected and the found sha256.  Files already present with the right
+checksum are skipped.
 
 ``base_url`` replaces GitHub's raw-file host with a mirror laid out as
 ``<base_url>/<owner>/<repo>/<commit>/<path>``; ``file://`` URLs and plain directory paths work,
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
+import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +30,13 @@ from urllib.parse import urlsplit
 
 from rankbias.data.catalog import Resource, select
 from rankbias.errors import InputError
+from rankbias.outputs import atomic_path, is_disk_full, remove_stale_temps
 
 CHUNK_BYTES = 1 << 20
 TIMEOUT_SECONDS = 60
 
 Report = Callable[[str], None]
+Progress = Callable[[int], None]  # called with the number of bytes just downloaded or checked
 
 
 def _to_stderr(message: str) -> None:
@@ -69,25 +73,52 @@ def _matches(path: Path, resource: Resource) -> tuple[bool, str | None]:
     return found == resource.sha256, found
 
 
-def _download(resource: Resource, url: str, target: Path) -> None:
-    """Stream ``url`` into a temporary file beside ``target``; rename it only if it verifies."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+def remove_stale_partials(target: Path) -> list[Path]:
+    """Remove partial downloads of ``target`` left by runs that were killed.
+
+    Partial files carry the process id of their download (see :mod:`rankbias.outputs`); those
+    of processes that no longer run are removed, a concurrent download's file is kept.  Files
+    of the older naming ``.<name>.<hex>.part`` are removed once untouched for longer than a
+    download may stall.
+    """
+    removed = remove_stale_temps(target)
+    legacy = re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{32}}\.part")
+    if target.parent.is_dir():
+        for entry in target.parent.iterdir():
+            if legacy.fullmatch(entry.name):
+                try:
+                    if time.time() - entry.stat().st_mtime > 2 * TIMEOUT_SECONDS:
+                        entry.unlink()
+                        removed.append(entry)
+                except FileNotFoundError:
+                    pass
+    return removed
+
+
+def _download(resource: Resource, url: str, target: Path, progress: Progress | None = None) -> None:
+    """Stream ``url`` into a temporary file beside ``target``; rename it only if it verifies.
+
+    The temporary file is removed on any error, interrupt or termination signal.
+    """
     digest = hashlib.sha256()
     size = 0
     # A longer answer is still hashed (so the error can name its sha256) but no longer written,
     # and reading stops altogether past ``limit``.
     limit = 2 * resource.size + CHUNK_BYTES
-    try:
+    with atomic_path(target) as partial:
         try:
             with urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as response:
-                with open(partial, "xb") as out:
+                with open(partial, "wb") as out:
                     while size <= limit and (chunk := response.read(CHUNK_BYTES)):
                         if size + len(chunk) <= resource.size:
                             out.write(chunk)
                         size += len(chunk)
                         digest.update(chunk)
+                        if progress is not None:
+                            progress(len(chunk))
         except (urllib.error.URLError, OSError) as exc:
+            if is_disk_full(exc):
+                raise
             reason = exc if isinstance(exc, urllib.error.HTTPError) else getattr(exc, "reason", exc)
             raise InputError(f"could not download {resource.name} from {url}: {reason}") from exc
         if size > limit:
@@ -99,9 +130,6 @@ def _download(resource: Resource, url: str, target: Path) -> None:
                 f"refused {resource.name} from {url}: checksum differs, "
                 f"expected sha256 {resource.sha256} ({resource.size} bytes), found {found_text}"
             )
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def fetch(
@@ -111,6 +139,7 @@ def fetch(
     base_url: str | None = None,
     overwrite: bool = False,
     report: Report | None = _to_stderr,
+    progress: Progress | None = None,
 ) -> list[Path]:
     """Download resources (or bundles of them) into ``dest``; return their paths.
 
@@ -131,6 +160,9 @@ def fetch(
         replaced silently).
     report
         Called with one line per file (fetched or skipped); ``None`` for silence.
+    progress
+        Called with the number of bytes downloaded after each chunk, and with the size of a
+        file found present and verified.
 
     Raises
     ------
@@ -138,6 +170,9 @@ def fetch(
         An unknown name; a download that fails; a downloaded file whose size or sha256
         differs from the catalogue (nothing is left in ``dest``); a present file that differs
         while ``overwrite`` is false.
+
+    Partial downloads left by killed runs are removed; an error, ``Ctrl-C`` or a termination
+    signal leaves none behind.
     """
     names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
     chosen = select(names)
@@ -148,6 +183,8 @@ def fetch(
     for resource in chosen:
         target = dest / resource.local_path
         url = resource.url(base)
+        for stale in remove_stale_partials(target):
+            say(f"removed a partial download left by an interrupted run: {stale}")
         if target.exists() and not overwrite:
             ok, found = _matches(target, resource)
             if not ok:
@@ -162,8 +199,10 @@ def fetch(
                     f"or fetch with --overwrite"
                 )
             say(f"skipped {resource.name}: already present at {target} with the right sha256")
+            if progress is not None:
+                progress(resource.size)
         else:
-            _download(resource, url, target)
+            _download(resource, url, target, progress)
             say(f"fetched {resource.name} -> {target} ({resource.size:,} bytes, sha256 verified)")
         paths.append(target)
     return paths

@@ -313,9 +313,11 @@ def build_collection() -> tuple[list[Passage], dict]:
 
 
 def write_tsv(path: Path, frame: pd.DataFrame) -> None:
-    path.write_text(
+    from rankbias.outputs import write_text
+
+    write_text(
+        path,
         "\n".join("\t".join(map(str, row)) for row in frame.itertuples(index=False)) + "\n",
-        encoding="utf-8",
     )
 
 
@@ -324,6 +326,7 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
     from importlib.metadata import version
 
     from rankbias.lexicon import default_lexicon
+    from rankbias.outputs import write_table, write_text
     from rankbias.retrieval import build_runs
     from rankbias.text import tokenize
 
@@ -356,23 +359,23 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
             "section": [" / ".join(p.section) for p in passages],
         }
     )
-    meta.to_csv(out / "passages.tsv", sep="\t", index=False)
+    write_table(out / "passages.tsv", meta)
     log(f"collection: {len(passages)} passages")
 
     lexicon = default_lexicon()
     gendered = frozenset(lexicon.term_to_group)
     queries, qrels, excluded = car_queries(passages, gendered, tokenize)
     write_tsv(out / "queries.tsv", queries[["qid", "query"]])
-    queries.to_csv(out / "queries_meta.tsv", sep="\t", index=False)
+    write_table(out / "queries_meta.tsv", queries)
     write_qrels(out / "qrels.txt", qrels)
-    excluded.to_csv(out / "queries_excluded.tsv", sep="\t", index=False)
+    write_table(out / "queries_excluded.tsv", excluded)
     log(f"queries: {len(queries)} kept, {len(excluded)} excluded (gendered or duplicate)")
 
     sens, sens_qrels = sensitive_queries(
         passages, resource_path("queries_sensitive.tsv"), gendered, tokenize
     )
     write_tsv(out / "queries_sensitive.tsv", sens[["qid", "query"]])
-    sens.to_csv(out / "queries_sensitive_meta.tsv", sep="\t", index=False)
+    write_table(out / "queries_sensitive_meta.tsv", sens)
     write_qrels(out / "qrels_sensitive.txt", sens_qrels)
     log(f"sensitive queries: {len(sens)}, judged: {sens_qrels['qid'].nunique()}")
 
@@ -397,8 +400,8 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
         "systems": sorted(timings),
         "seconds": {k: round(v, 1) for k, v in timings.items()},
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    stamp.write_text(f"built in {time.time() - started:.0f} s\n")
+    write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    write_text(stamp, f"built in {time.time() - started:.0f} s\n")
     log(f"{out}: built in {time.time() - started:.0f} s")
     return out
 

@@ -1,0 +1,126 @@
+"""Option types of the ``rankbias`` commands, checked when the command line is parsed.
+
+Each function is an ``argparse`` ``type=``: it turns the text of an option into its value or
+raises :class:`argparse.ArgumentTypeError` saying what was found and what is expected (argparse
+prefixes the option's name).  This module imports nothing heavy, so ``rankbias --help`` stays
+fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+
+# The choices below are those of the library; tests check that they agree, so that the parser
+# can be built without importing the numerical modules.
+TOKENIZERS = ("default", "whitespace")  # rankbias.text.TOKENIZERS
+DISTANCES = ("l1", "l2", "jsd", "kl")  # rankbias.metrics.texfair.DISTANCES
+DEFAULT_CUTOFFS = (5, 10, 20)  # rankbias.scoring.DEFAULT_CUTOFFS
+
+
+def _integer(text: str, what: str) -> int:
+    """Decimal digits with an optional sign (``1_000``, ``1e3``, ``5.0`` are refused)."""
+    cleaned = text.strip()
+    if re.fullmatch(r"[+-]?[0-9]+", cleaned) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; expected {what}")
+    return int(cleaned)
+
+
+def positive_int(text: str) -> int:
+    """An integer ≥ 1 (digits only: ``1_000`` and ``1e3`` are refused)."""
+    value = _integer(text, "an integer ≥ 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is less than 1; expected an integer ≥ 1")
+    return value
+
+
+def cutoff_list(text: str) -> tuple[int, ...]:
+    """``"5,10,20"`` → ``(5, 10, 20)``: integers ≥ 1, each once, in the order given."""
+    parts = [part.strip() for part in text.split(",")]
+    if not text.strip() or any(part == "" for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty item; expected comma-separated integers ≥ 1 like 5,10,20"
+        )
+    values = []
+    for part in parts:
+        value = _integer(part, "comma-separated integers ≥ 1 like 5,10,20")
+        if value < 1:
+            raise argparse.ArgumentTypeError(
+                f"cutoff {part!r} is less than 1; expected comma-separated integers ≥ 1"
+            )
+        values.append(value)
+    return tuple(dict.fromkeys(values))
+
+
+def nonnegative_float(text: str) -> float:
+    """A finite number ≥ 0."""
+    try:
+        value = float(text.strip()) if "_" not in text else float("invalid")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number; expected a number ≥ 0"
+        ) from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number ≥ 0")
+    return value
+
+
+def cpu_count() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(text: str) -> int:
+    """An integer between 1 and the number of cores."""
+    cores = cpu_count()
+    value = _integer(text, f"an integer between 1 and {cores} (the cores of this machine)")
+    if not 1 <= value <= cores:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is out of range; expected an integer between 1 and {cores} "
+            "(the cores of this machine)"
+        )
+    return value
+
+
+def _input_path(text: str) -> str:
+    """``text`` must name a readable file (or stream) when it names anything at all."""
+    if text == "":
+        raise argparse.ArgumentTypeError("empty path; expected a file")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a directory; expected a file")
+    if os.path.exists(text) and not os.access(text, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text}: permission denied; expected a readable file")
+    return text
+
+
+def input_file(text: str) -> str:
+    """An existing, readable file, pipe or device (not a directory)."""
+    _input_path(text)
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such file; expected an existing file")
+    return text
+
+
+def input_file_or(*keywords: str):
+    """Like :func:`input_file`, but each of ``keywords`` is accepted as it is."""
+
+    def check(text: str) -> str:
+        if text in keywords and not os.path.exists(text):
+            return text
+        try:
+            return input_file(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc}, or one of: {', '.join(keywords)}") from None
+
+    check.__name__ = "input file"
+    return check
+
+
+def collection_source(text: str) -> str:
+    """A collection file (checked like :func:`input_file`) or an ``ir_datasets`` id (kept)."""
+    return _input_path(text)

@@ -1,0 +1,467 @@
+"""Every file ``rankbias`` writes goes through this module.
+
+Guarantees
+----------
+- **Never half-written.**  :func:`atomic_path` (and everything built on it: :func:`atomic_open`,
+  :func:`write_text`, :func:`write_table`, :class:`TableWriter`) writes into a fresh temporary
+  file *beside* the target, named ``.<name>.<pid>.<random>.tmp``, flushes it to disk
+  (``fsync``) and renames it over the target with :func:`os.replace`.  A reader sees the
+  previous complete file or the new complete file, never a mixture or a truncated one; two
+  writers of the same target never share a temporary file, so the result is exactly one of
+  their two outputs.
+- **Nothing left behind.**  On any error (a bad input line, a full disk, ``Ctrl-C``) the
+  temporary file is removed and the previous output is untouched.  :func:`handle_signals`
+  (installed by the command line) turns ``SIGTERM`` and ``SIGHUP`` into an exception, so the
+  same clean-up runs.  A process killed with ``SIGKILL`` cannot clean up: its temporary file
+  (whose name carries the dead process id) is removed by the next write of the same target.
+- **Checked before the work.**  :func:`check_output` refuses, before anything is computed, an
+  output whose suffix is not a known format, whose parent is a file or not writable, that is a
+  directory or a device, or that resolves (symbolic links, hard links) to one of the inputs.
+
+Table formats follow the suffix: ``.csv``, ``.tsv``, ``.parquet``, and ``.csv.gz``/``.tsv.gz``
+(written with a zero time stamp, so equal tables give equal bytes).
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import io
+import os
+import re
+import signal
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankbias.errors import InputError
+
+__all__ = [
+    "TABLE_SUFFIXES",
+    "TableFormat",
+    "Terminated",
+    "TableWriter",
+    "atomic_open",
+    "atomic_path",
+    "check_output",
+    "check_output_dir",
+    "handle_signals",
+    "remove_stale_temps",
+    "table_format",
+    "write_bytes",
+    "write_table",
+    "write_text",
+]
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".csv.gz", ".tsv.gz")
+
+# temporary files of this process that exist right now (removed by the signal handler too)
+_LIVE_TEMPS: set[str] = set()
+
+
+# ---- formats -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableFormat:
+    """How a table is written: ``kind`` is ``csv``, ``tsv`` or ``parquet``; ``gzip`` compresses
+    a text table."""
+
+    kind: str
+    gzip: bool = False
+
+    @property
+    def separator(self) -> str:
+        return "\t" if self.kind == "tsv" else ","
+
+
+def table_format(path: str | os.PathLike[str], option: str = "--out") -> TableFormat:
+    """The format named by the suffix of ``path``; an :class:`InputError` for any other."""
+    name = Path(path).name.lower()
+    for suffix in sorted(TABLE_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            kind = suffix.lstrip(".").removesuffix(".gz")
+            return TableFormat(kind, suffix.endswith(".gz"))
+    found = "".join(Path(path).suffixes) or "no suffix"
+    raise InputError(
+        f"{option} {path}: unknown output format ({found}); expected a name ending in one of "
+        + ", ".join(TABLE_SUFFIXES)
+    )
+
+
+# ---- checks before the work ------------------------------------------------------------------
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(".")
+
+
+def _check_parent(path: Path, option: str) -> None:
+    ancestor = _existing_ancestor(path.parent)
+    if not ancestor.is_dir():
+        raise InputError(
+            f"{option} {path}: {ancestor} is not a directory; expected a path inside a directory"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(
+            f"{option} {path}: directory {ancestor} is not writable; expected a writable location"
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(
+    path: str | os.PathLike[str],
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    option: str = "--out",
+    table: bool = True,
+) -> Path:
+    """Validate an output file before any work; return it as a :class:`Path`.
+
+    Refused with an :class:`InputError` naming ``option``: a suffix that is not one of
+    :data:`TABLE_SUFFIXES` (when ``table``); an existing directory or anything that is not a
+    regular file; a parent that is a file or not writable; a path that is, or resolves to, one
+    of ``inputs`` (entries that are not existing paths, such as ``default`` or an
+    ``ir_datasets`` id, are skipped).
+    """
+    out = Path(path)
+    if str(path) == "" or out.name in ("", ".", ".."):
+        raise InputError(f"{option} {str(path)!r}: expected a file name")
+    for source in inputs:
+        if source is None or str(source) == "" or not os.path.exists(source):
+            continue
+        if _same_file(out, Path(source)):
+            raise InputError(
+                f"{option} {out}: is the input file {source}; writing there would destroy it, "
+                "expected a different output path"
+            )
+    if table:
+        table_format(out, option)
+    if os.path.lexists(out):
+        if out.is_dir():
+            raise InputError(f"{option} {out}: is a directory; expected a file name")
+        if out.exists() and not stat.S_ISREG(out.stat().st_mode):
+            raise InputError(
+                f"{option} {out}: is not a regular file (a device, pipe or socket); expected a "
+                "file name (outputs are written beside the target and renamed into place)"
+            )
+    _check_parent(out, option)
+    return out
+
+
+def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """Validate an output directory before any work: not a file, creatable and writable."""
+    out = Path(path)
+    if os.path.lexists(out) and not out.is_dir():
+        raise InputError(f"{option} {out}: is a file; expected a directory")
+    if out.is_dir():
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise InputError(f"{option} {out}: directory is not writable")
+    else:
+        _check_parent(out, option)
+    return out
+
+
+# ---- temporary files ---------------------------------------------------------------------------
+_TEMP_PATTERN = r"\.{name}\.(\d+)\.[^.]+\.tmp"
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.{os.getpid()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove temporary files of ``target`` left by processes that no longer exist.
+
+    Only files named like this module's temporary files for ``target`` whose process id is not
+    running are removed, so a concurrent writer's file is never touched.  Returns the removed
+    paths.
+    """
+    target = Path(target)
+    pattern = re.compile(_TEMP_PATTERN.format(name=re.escape(target.name)))
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match and not _pid_alive(int(match.group(1))):
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _resolve_target(target: str | os.PathLike[str]) -> Path:
+    """A symbolic link is followed: the file it points to is replaced, the link kept."""
+    path = Path(target)
+    if path.is_symlink():
+        return Path(os.path.realpath(path))
+    return path
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a fresh temporary path beside ``target``; on success rename it over ``target``.
+
+    Write the temporary file in any way (a path-taking library is fine).  When the block
+    ends normally the file is flushed to disk and renamed into place; when it raises, the file
+    is removed and ``target`` is left as it was.
+    """
+    target = _resolve_target(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target)
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
+    os.close(fd)
+    _LIVE_TEMPS.add(name)
+    try:
+        yield Path(name)
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = _default_mode()
+        os.chmod(name, mode)
+        os.replace(name, target)
+        _fsync_dir(target.parent)
+    except BaseException:
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
+        raise
+    finally:
+        _LIVE_TEMPS.discard(name)
+
+
+@contextmanager
+def atomic_open(
+    target: str | os.PathLike[str],
+    mode: str = "w",
+    encoding: str | None = "utf-8",
+    newline: str | None = "",
+):
+    """Open a temporary file beside ``target`` for writing; rename it into place at the end.
+
+    ``mode`` is ``"w"`` (text, UTF-8, line ends written as given) or ``"wb"``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
+    with atomic_path(target) as temporary:
+        if mode == "wb":
+            with open(temporary, "wb") as handle:
+                yield handle
+        else:
+            with open(temporary, "w", encoding=encoding, newline=newline) as handle:
+                yield handle
+
+
+def write_text(target: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``target`` atomically (no newline translation)."""
+    with atomic_open(target, "w", encoding=encoding, newline="") as handle:
+        handle.write(text)
+    return Path(target)
+
+
+def write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``target`` atomically."""
+    with atomic_open(target, "wb") as handle:
+        handle.write(data)
+    return Path(target)
+
+
+# ---- tables ----------------------------------------------------------------------------------
+class TableWriter:
+    """Write a table block by block into ``target`` (format from the suffix), atomically.
+
+    ::
+
+        with TableWriter("out.parquet") as writer:
+            for block in blocks:          # pandas DataFrames or pyarrow Tables
+                writer.write(block)
+
+    Text tables get their header once; the file appears under ``target`` only when the block
+    ends without an exception.  ``rows`` counts the rows written.
+    """
+
+    def __init__(self, target: str | os.PathLike[str], option: str = "--out") -> None:
+        self.target = Path(target)
+        self.format = table_format(self.target, option)
+        self.rows = 0
+        self._context = None
+        self._handle = None
+        self._raw = None
+        self._parquet = None
+
+    def __enter__(self) -> TableWriter:
+        self._context = atomic_path(self.target)
+        temporary = self._context.__enter__()
+        if self.format.kind != "parquet":
+            self._raw = open(temporary, "wb")
+            if self.format.gzip:
+                binary = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)
+            else:
+                binary = self._raw
+            self._handle = io.TextIOWrapper(binary, encoding="utf-8", newline="")
+        self._temporary = temporary
+        return self
+
+    def write(self, block) -> None:
+        """Append a pandas DataFrame or a pyarrow Table (same columns every time)."""
+        if self.format.kind == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            if isinstance(block, pa.Table):
+                table = block
+            else:  # the table only: pandas ``attrs`` (run reports) are not part of it
+                frame = block.copy(deep=False)
+                frame.attrs = {}
+                table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(self._temporary, table.schema)
+            self._parquet.write_table(table)
+            self.rows += table.num_rows
+            return
+        frame = block if hasattr(block, "to_csv") else block.to_pandas()
+        frame.to_csv(self._handle, sep=self.format.separator, index=False, header=self.rows == 0)
+        self.rows += len(frame)
+
+    def _close(self) -> None:
+        if self.format.kind == "parquet":
+            if self._parquet is not None:
+                self._parquet.close()
+            return
+        try:
+            self._handle.close()  # also ends the gzip stream, which leaves the file open
+        finally:
+            self._raw.close()
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        if kind is not None:
+            try:
+                self._close()
+            except Exception:  # noqa: S110 - the exception already raised is the one to report
+                pass
+            return bool(self._context.__exit__(kind, value, traceback))
+        try:
+            self._close()
+            if self.format.kind == "parquet" and self._parquet is None:
+                raise InputError(f"{self.target}: no table was written; expected at least one")
+        except BaseException as exc:
+            self._context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return bool(self._context.__exit__(None, None, None))
+
+
+def write_table(target: str | os.PathLike[str], table, option: str = "--out") -> Path:
+    """Write a pandas DataFrame or pyarrow Table to ``target`` in the format of its suffix."""
+    with TableWriter(target, option) as writer:
+        writer.write(table)
+    return Path(target)
+
+
+# ---- signals ---------------------------------------------------------------------------------
+class Terminated(BaseException):
+    """The process received ``SIGTERM`` or ``SIGHUP`` (raised so that clean-up code runs)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    def __str__(self) -> str:
+        return f"terminated by {signal.Signals(self.signum).name}"
+
+
+def _remove_live_temps() -> None:
+    for name in list(_LIVE_TEMPS):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+
+
+@contextmanager
+def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
+    """While the block runs, ``SIGTERM``/``SIGHUP`` remove this process's temporary files and
+    raise :class:`Terminated`; previous handlers are restored afterwards.
+
+    A child process forked meanwhile (a worker) that receives the signal dies of it as it
+    would by default.  Outside the main thread nothing is installed.
+    """
+    owner = os.getpid()
+
+    def on_signal(signum, frame):
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        _remove_live_temps()
+        raise Terminated(signum)
+
+    previous = {}
+    for name in signals:
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            previous[number] = signal.signal(number, on_signal)
+        except ValueError:  # not the main thread
+            break
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the device has no space left."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -1,0 +1,425 @@
+"""The ``rankbias`` command as a user meets it: exit status, one-line messages, inputs never
+changed, outputs never half-written (killed, interrupted, concurrent or out of space)."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from rankbias import cli
+from rankbias.cli import main
+from rankbias.commands import options
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+ENV = {**os.environ, "PYTHONPATH": str(SRC)}
+
+
+@pytest.fixture
+def files(tmp_path) -> dict[str, Path]:
+    paths = {
+        "collection": tmp_path / "collection.tsv",
+        "terms": tmp_path / "terms.csv",
+        "run": tmp_path / "sys.run",
+        "background": tmp_path / "bg.run",
+    }
+    paths["collection"].write_text("d1\tshe said he\nd2\tthe man\nd3\tnothing\n")
+    paths["terms"].write_text("she,f\nhe,m\nman,m\n")
+    paths["run"].write_text("q1 Q0 d1 1 3 x\nq1 Q0 d2 2 2 x\nq2 Q0 d3 1 1 x\n")
+    paths["background"].write_text("q1 Q0 d3 1 3 x\nq1 Q0 d1 2 2 x\nq2 Q0 d3 1 1 x\n")
+    return paths
+
+
+def stats_args(files, out) -> list[str]:
+    return ["stats", "--collection", str(files["collection"]), "--terms", str(files["terms"]),
+            "--workers", "1", "--out", str(out)]  # fmt: skip
+
+
+def score_args(files, out) -> list[str]:
+    return ["score", "--collection", str(files["collection"]), "--terms", str(files["terms"]),
+            "--run", str(files["run"]), "--background", str(files["background"]),
+            "--workers", "1", "--out", str(out)]  # fmt: skip
+
+
+def digests(files) -> dict[str, str]:
+    return {k: hashlib.sha256(p.read_bytes()).hexdigest() for k, p in files.items()}
+
+
+def run_main(args, capsys) -> tuple[int, str]:
+    status = main([str(a) for a in args])
+    return status, capsys.readouterr().err
+
+
+def assert_one_line_error(status: int, err: str, fragment: str) -> None:
+    assert status == 2, err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert fragment in err, err
+
+
+def hidden_temporaries(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+# ---- option values, checked when the command line is parsed ----------------------------------
+BAD_OPTIONS = [
+    (["--cutoffs", "0"], "argument --cutoffs: cutoff '0' is less than 1"),
+    (["--cutoffs", "-5"], "argument --cutoffs: cutoff '-5' is less than 1"),
+    (["--cutoffs", "5,,10"], "has an empty item"),
+    (["--cutoffs", "1e3"], "'1e3' is not an integer"),
+    (["--cutoffs", "1_000"], "'1_000' is not an integer"),
+    (["--cutoffs", "5.0"], "'5.0' is not an integer"),
+    (["--tau", "-1"], "argument --tau: '-1': expected a finite number ≥ 0"),
+    (["--tau", "nan"], "argument --tau: 'nan': expected a finite number ≥ 0"),
+    (["--tau", "inf"], "argument --tau: 'inf': expected a finite number ≥ 0"),
+    (["--tau", "1_0"], "argument --tau: '1_0' is not a number"),
+    (["--workers", "0"], "argument --workers: '0' is out of range"),
+    (["--workers", "100000"], "argument --workers: '100000' is out of range"),
+    (["--workers", "two"], "argument --workers: 'two' is not an integer"),
+    (["--background-depth", "0"], "argument --background-depth: '0' is less than 1"),
+    (["--order", "rank"], "argument --order: invalid choice: 'rank'"),
+    (["--metrics", "nfair"], "--metrics: unknown metric 'nfair'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+]
+
+
+@pytest.mark.parametrize(("extra", "fragment"), BAD_OPTIONS)
+def test_bad_option_values_exit_2_with_one_line(files, tmp_path, capsys, extra, fragment):
+    before = digests(files)
+    status, err = run_main([*score_args(files, tmp_path / "o.csv"), *extra], capsys)
+    assert_one_line_error(status, err, fragment)
+    # (an unknown option is found by the top-level parser, which names no command)
+    assert err.startswith("rankbias: error: " if "--bogus" in extra else "rankbias score: error: ")
+    assert not (tmp_path / "o.csv").exists()
+    assert digests(files) == before
+
+
+def test_option_choices_agree_with_the_library():
+    from rankbias.metrics.texfair import DISTANCES
+    from rankbias.scoring import DEFAULT_CUTOFFS
+    from rankbias.text import TOKENIZERS
+
+    assert options.TOKENIZERS == TOKENIZERS
+    assert options.DISTANCES == DISTANCES
+    assert options.DEFAULT_CUTOFFS == DEFAULT_CUTOFFS
+
+
+def test_the_help_imports_no_numerical_module():
+    code = (
+        "import sys; from rankbias.cli import build_parser; build_parser().format_help(); "
+        "print(sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'scipy', 'tqdm', "
+        "'rankbias.text', 'rankbias.metrics') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_repeated_cutoff_is_scored_once(files, tmp_path, capsys):
+    out = tmp_path / "o.csv"
+    status, _ = run_main(
+        [*score_args(files, out), "--cutoffs", "5,5,2", "--metrics", "rab_tc"], capsys
+    )
+    assert status == 0
+    frame = pd.read_csv(out)
+    assert frame.cutoff.tolist() == [5, 5, 2, 2] and frame.qid.tolist() == ["q1", "q2"] * 2
+
+
+# ---- paths -----------------------------------------------------------------------------------
+def bad_path_cases(files, tmp_path):
+    a_dir = tmp_path / "a_dir"
+    a_dir.mkdir()
+    parent_file = tmp_path / "plain"
+    parent_file.write_text("x")
+    truncated = tmp_path / "truncated.tsv.gz"
+    truncated.write_bytes(gzip.compress(b"d1\tshe said he\n" * 2000)[:-30])
+    not_gzip = tmp_path / "plain.tsv.gz"
+    not_gzip.write_text("d1\tshe\n")
+    latin1_run = tmp_path / "latin1.run"
+    latin1_run.write_bytes("q1 Q0 d\xe9 1 3 x\n".encode("latin-1"))
+    out = tmp_path / "o.csv"
+    return [
+        ({"collection": a_dir}, out, "is a directory; expected a file"),
+        ({"terms": a_dir}, out, "is a directory; expected a file"),
+        ({"run": a_dir}, out, "is a directory; expected a file"),
+        ({"run": tmp_path / "missing.run"}, out, "missing.run: no such file"),
+        ({"terms": tmp_path / "missing.csv"}, out, "missing.csv: no such file"),
+        ({"background": a_dir}, out, "is a directory; expected a file"),
+        ({}, parent_file / "o.csv", f"{parent_file} is not a directory"),
+        ({}, a_dir, "unknown output format"),
+        ({}, tmp_path / "o.xlsx", "unknown output format (.xlsx); expected a name ending in"),
+        ({}, tmp_path / "o", "unknown output format (no suffix)"),
+        ({"collection": truncated}, out, "expected a complete .gz file"),
+        ({"collection": not_gzip}, out, "expected a complete .gz file or an uncompressed one"),
+        ({"run": latin1_run}, out, "expected UTF-8"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_bad_paths_exit_2_with_one_line(files, tmp_path, capsys, case):
+    changes, out, fragment = bad_path_cases(files, tmp_path)[case]
+    inputs = {**files, **changes}
+    before = digests(files)
+    status, err = run_main(score_args(inputs, out), capsys)
+    assert_one_line_error(status, err, fragment)
+    assert digests(files) == before
+    assert hidden_temporaries(tmp_path) == []
+
+
+def test_out_at_any_input_is_refused_and_no_input_changes(files, tmp_path, capsys):
+    before = digests(files)
+    link = tmp_path / "link.csv"
+    link.symlink_to(files["run"])
+    hard = tmp_path / "hard.tsv"
+    os.link(files["collection"], hard)
+    targets = [*files.values(), link, hard]
+    for target in targets:
+        for args in (score_args(files, target), stats_args(files, target)):
+            if args[0] == "stats" and target in (files["run"], files["background"], link):
+                continue  # not inputs of stats
+            status, err = run_main(args, capsys)
+            assert_one_line_error(status, err, "is the input file")
+    assert digests(files) == before
+    # and the successful commands leave every input as it was
+    for out in ("s.csv", "s.parquet", "s.tsv.gz"):
+        assert run_main(stats_args(files, tmp_path / out), capsys)[0] == 0
+        assert run_main(score_args(files, tmp_path / f"score_{out}"), capsys)[0] == 0
+    assert digests(files) == before
+
+
+def test_score_parquet_is_parquet(files, tmp_path, capsys):
+    out = tmp_path / "scores.parquet"
+    assert run_main(score_args(files, out), capsys)[0] == 0
+    raw = out.read_bytes()
+    assert raw[:4] == b"PAR1" and raw[-4:] == b"PAR1"
+    frame = pq.read_table(out).to_pandas()
+    assert list(frame.columns) == ["run", "qid", "metric", "cutoff", "value"]
+    assert run_main(score_args(files, tmp_path / "scores.csv"), capsys)[0] == 0
+    text = pd.read_csv(tmp_path / "scores.csv", dtype={"qid": str})
+    pd.testing.assert_frame_equal(frame, text)
+
+
+# ---- failures while writing ------------------------------------------------------------------
+def test_a_full_disk_exits_2_and_keeps_the_previous_output(files, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "o.csv"
+    assert run_main(stats_args(files, out), capsys)[0] == 0
+    previous = out.read_bytes()
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("rankbias.outputs.os.fsync", no_space)
+    for args in (stats_args(files, out), score_args(files, out)):
+        status, err = run_main(args, capsys)
+        assert_one_line_error(status, err, "No space left on device: no space left for the output")
+        assert out.read_bytes() == previous
+        assert hidden_temporaries(tmp_path) == []
+
+
+def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(
+    files, tmp_path, capsys, monkeypatch
+):
+    def broken(args):
+        raise TypeError("an example bug")
+
+    monkeypatch.setattr("rankbias.commands.stats.run_stats", broken)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("rankbias.commands.stats",))
+    args = stats_args(files, tmp_path / "o.csv")
+    status, err = run_main(args, capsys)
+    assert status == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "internal error: TypeError: an example bug" in err and "--debug" in err
+    with pytest.raises(TypeError):
+        main([*args, "--debug"])
+
+
+# ---- processes: killed, interrupted, concurrent ----------------------------------------------
+def generated_collection(path: Path, n_docs: int, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    words = np.array("she he her him the river bank court king queen man of and to in".split())
+    picks = rng.integers(0, len(words), size=(n_docs, 20))
+    path.write_text("".join(f"d{i}\t{' '.join(words[row])}\n" for i, row in enumerate(picks)))
+    return path
+
+
+def command(*args) -> list[str]:
+    """The command line of a ``rankbias`` process, started as the installed script starts it."""
+    script = "import sys; from rankbias.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", script, *map(str, args)]
+
+
+def wait_for_temporary(directory: Path, process, timeout: float = 60) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        found = hidden_temporaries(directory)
+        if found:
+            return found
+        time.sleep(0.01)
+    raise AssertionError("the command never started writing its output")
+
+
+@pytest.fixture
+def big(tmp_path) -> Path:
+    return generated_collection(tmp_path / "big.tsv", 150_000, seed=1)
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "stats.csv"
+    small = command(*stats_args(files, out))
+    subprocess.run(small, env=ENV, check=True, capture_output=True)
+    previous = out.read_bytes()
+    before = hashlib.sha256(big.read_bytes()).hexdigest()
+    child = subprocess.Popen(
+        command("stats", "--collection", big, "--terms", files["terms"], "--workers", "1",
+                "--out", out),
+        env=ENV, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    (temporary,) = wait_for_temporary(out_dir, child)
+    assert temporary.startswith(f".stats.csv.{child.pid}.")
+    time.sleep(0.2)  # well inside the write
+    child.send_signal(getattr(signal, how))
+    _, err = child.communicate(timeout=60)
+    assert out.read_bytes() == previous  # the previous complete output, untouched
+    assert hashlib.sha256(big.read_bytes()).hexdigest() == before
+    if how == "SIGKILL":
+        assert child.returncode == -signal.SIGKILL
+        # nothing can clean up after SIGKILL: the hidden temporary (named after the dead
+        # process) is left, never under the target's name, and the next write removes it
+        assert hidden_temporaries(out_dir) == [temporary]
+        subprocess.run(small, env=ENV, check=True, capture_output=True)
+        assert hidden_temporaries(out_dir) == []
+    else:
+        expected = {"SIGTERM": 143, "SIGINT": 130}[how]
+        assert child.returncode == expected, err
+        assert "Traceback" not in err and "no output was written" in err
+        assert hidden_temporaries(out_dir) == []
+    assert sorted(p.name for p in out_dir.iterdir()) == ["stats.csv"]
+
+
+def test_two_concurrent_stats_leave_exactly_one_complete_output(files, tmp_path):
+    sources = [generated_collection(tmp_path / f"c{i}.tsv", 60_000, seed=i) for i in (2, 3)]
+    alone = []
+    for i, source in enumerate(sources):
+        target = tmp_path / f"alone{i}.csv"
+        subprocess.run(command("stats", "--collection", source, "--terms", files["terms"],
+                               "--workers", "1", "--out", target),
+                       env=ENV, check=True, capture_output=True)  # fmt: skip
+        alone.append(target.read_bytes())
+    assert alone[0] != alone[1]
+    out = tmp_path / "shared" / "stats.csv"
+    children = [
+        subprocess.Popen(
+            command(
+                "stats",
+                "--collection",
+                source,
+                "--terms",
+                files["terms"],
+                "--workers",
+                "1",
+                "--out",
+                out,
+            ),
+            env=ENV,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for source in sources
+    ]
+    for child in children:
+        _, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+    assert out.read_bytes() in alone
+    assert sorted(p.name for p in out.parent.iterdir()) == ["stats.csv"]
+
+
+def test_progress_only_on_a_terminal_and_never_with_quiet(files, tmp_path, big):
+    import pty
+
+    def stderr_of(*extra) -> str:
+        import fcntl
+        import struct
+        import termios
+
+        leader, follower = pty.openpty()
+        # a terminal of 24 × 100 characters (a fresh pseudo-terminal has width 0)
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        child = subprocess.Popen(
+            command(*stats_args({**files, "collection": big}, tmp_path / "p.csv"), *extra),
+            env=ENV, stderr=follower, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        child.wait(timeout=120)
+        os.close(leader)
+        return b"".join(chunks).decode("utf-8", "replace")
+
+    assert "doc/s" in stderr_of()  # tqdm's rate on a terminal
+    assert "doc/s" not in stderr_of("--quiet")
+    piped = subprocess.run(command(*stats_args({**files, "collection": big}, tmp_path / "p.csv")),
+                           env=ENV, capture_output=True, text=True)  # fmt: skip
+    assert piped.returncode == 0 and "doc/s" not in piped.stderr
+    assert piped.stderr.strip() == f"150000 documents -> {tmp_path / 'p.csv'}"
+
+
+def raised_errors():
+    import zlib
+
+    from rankbias.errors import InputError
+    from rankbias.outputs import Terminated
+
+    return [
+        (InputError("c.tsv:3: found x; expected y"), 2, "error: c.tsv:3: found x; expected y"),
+        (PermissionError(errno.EACCES, "Permission denied", "r.run"), 2,
+         "error: r.run: Permission denied; expected a readable input"),
+        (IsADirectoryError(errno.EISDIR, "Is a directory", "runs"), 2,
+         "error: runs: is a directory; expected a file"),
+        (OSError(errno.ENOSPC, "No space left on device"), 2, "no space left for the output"),
+        (UnicodeDecodeError("utf-8", b"ab\xff", 2, 3, "invalid start byte"), 2,
+         "byte b'\\xff' at byte offset 2 of a block of input is not valid utf-8"),
+        (gzip.BadGzipFile("Not a gzipped file (b'd1')"), 2, "not a valid gzip file"),
+        (EOFError("Compressed file ended before the end-of-stream marker was reached"), 2,
+         "a compressed file ends early"),
+        (zlib.error("Error -3 while decompressing data"), 2, "damaged compressed data"),
+        (MemoryError(), 2, "out of memory"),
+        (KeyboardInterrupt(), 130, "interrupted; no output was written"),
+        (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM; no output was written"),
+        (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP; no output was written"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_each_error_class_is_one_line_with_its_exit_status(
+    files, tmp_path, capsys, monkeypatch, case
+):
+    error, expected_status, fragment = raised_errors()[case]
+
+    def failing(args):
+        raise error
+
+    monkeypatch.setattr("rankbias.commands.stats.run_stats", failing)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("rankbias.commands.stats",))
+    status, err = run_main(stats_args(files, tmp_path / "o.csv"), capsys)
+    assert status == expected_status
+    assert err.startswith("rankbias stats: ") and fragment in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

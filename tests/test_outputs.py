@@ -1,0 +1,287 @@
+"""Tests of rankbias.outputs: atomic writes, clean-up, checks before the work, table formats."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from rankbias.errors import InputError
+from rankbias.outputs import (
+    TABLE_SUFFIXES,
+    TableWriter,
+    Terminated,
+    atomic_open,
+    atomic_path,
+    check_output,
+    check_output_dir,
+    handle_signals,
+    remove_stale_temps,
+    table_format,
+    write_table,
+    write_text,
+)
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def temporaries(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+# ---- atomic writes ---------------------------------------------------------------------------
+def test_the_target_appears_only_when_the_block_ends(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    with atomic_open(target) as handle:
+        handle.write("new\n")
+        handle.flush()
+        assert target.read_text() == "old\n"  # a reader still sees the previous file
+        (name,) = temporaries(tmp_path)
+        assert name.startswith(f".out.txt.{os.getpid()}.")
+    assert target.read_text() == "new\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_an_error_keeps_the_previous_file_and_removes_the_temporary(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError, match="boom"):
+        with atomic_open(target) as handle:
+            handle.write("half")
+            raise RuntimeError("boom")
+    assert target.read_text() == "old\n"
+    assert temporaries(tmp_path) == []
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_path(target):
+            raise KeyboardInterrupt
+    assert target.read_text() == "old\n" and temporaries(tmp_path) == []
+
+
+def test_a_full_disk_keeps_the_previous_file(tmp_path, monkeypatch):
+    target = tmp_path / "out.csv"
+    target.write_text("a\n1\n")
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("rankbias.outputs.os.fsync", no_space)
+    with pytest.raises(OSError) as caught:
+        write_table(target, pd.DataFrame({"a": [2, 3]}))
+    assert caught.value.errno == errno.ENOSPC
+    assert target.read_text() == "a\n1\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_concurrent_writers_never_share_a_temporary_file(tmp_path):
+    target = tmp_path / "out.txt"
+    inside = threading.Barrier(2)
+    seen = []
+
+    def writer(text):
+        with atomic_path(target) as temporary:
+            seen.append(temporary)
+            temporary.write_text(text * 10_000)
+            inside.wait()  # both temporary files exist at the same time
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen[0] != seen[1]
+    assert target.read_text() in ("a" * 10_000, "b" * 10_000)
+    assert temporaries(tmp_path) == []
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+
+
+def test_permissions_follow_the_umask_or_the_replaced_file(tmp_path):
+    fresh = write_text(tmp_path / "fresh.txt", "x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask
+    kept = tmp_path / "kept.txt"
+    kept.write_text("x")
+    kept.chmod(0o640)
+    write_text(kept, "y")
+    assert kept.stat().st_mode & 0o777 == 0o640
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
+    target = tmp_path / "out.csv"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".out.csv.{dead_pid}.abc123.tmp"
+    live = tmp_path / f".out.csv.{os.getpid()}.def456.tmp"  # a concurrent writer's
+    other = tmp_path / f".other.csv.{dead_pid}.abc123.tmp"  # another target's
+    for path in (stale, live, other):
+        path.write_text("partial")
+    assert remove_stale_temps(target) == [stale]
+    assert not stale.exists() and live.exists() and other.exists()
+    stale.write_text("partial")
+    write_text(target, "complete")  # every write cleans up after killed runs
+    assert not stale.exists() and live.exists()
+
+
+# ---- signals ---------------------------------------------------------------------------------
+def test_sigterm_removes_the_temporary_and_keeps_the_previous_file(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    script = f"""
+import sys, time
+from rankbias.outputs import atomic_open, handle_signals, Terminated
+try:
+    with handle_signals(), atomic_open({str(target)!r}) as handle:
+        handle.write("half")
+        handle.flush()
+        print("writing", flush=True)
+        time.sleep(60)
+except Terminated as exc:
+    print(exc, flush=True)
+    sys.exit(143)
+"""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env=env)  # fmt: skip
+    assert child.stdout.readline() == "writing\n"
+    assert len(temporaries(tmp_path)) == 1
+    child.send_signal(signal.SIGTERM)
+    out, _ = child.communicate(timeout=30)
+    assert child.returncode == 143 and out == "terminated by SIGTERM\n"
+    assert target.read_text() == "old\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_handlers_are_restored_after_the_block():
+    before = signal.getsignal(signal.SIGTERM)
+    with handle_signals():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert str(Terminated(signal.SIGHUP)) == "terminated by SIGHUP"
+
+
+# ---- formats ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "kind", "compressed"),
+    [("a.csv", "csv", False), ("a.tsv", "tsv", False), ("a.parquet", "parquet", False),
+     ("a.csv.gz", "csv", True), ("A.TSV.GZ", "tsv", True), ("dir.v2/a.b.csv", "csv", False)],
+)  # fmt: skip
+def test_the_format_follows_the_suffix(name, kind, compressed):
+    fmt = table_format(name)
+    assert (fmt.kind, fmt.gzip) == (kind, compressed)
+
+
+@pytest.mark.parametrize("name", ["a.xlsx", "a", "a.gz", "a.parquet.gz", ".csv", "a.csv.bz2"])
+def test_other_suffixes_are_refused_with_the_accepted_ones(name):
+    with pytest.raises(InputError) as caught:
+        table_format(name)
+    message = str(caught.value)
+    assert message.startswith(f"--out {name}: unknown output format")
+    for suffix in TABLE_SUFFIXES:
+        assert suffix in message
+
+
+def test_every_format_round_trips(tmp_path):
+    frame = pd.DataFrame({"docid": ["d1", "d 2", "d,3"], "value": [0.5, float("nan"), 2.0]})
+    for suffix in TABLE_SUFFIXES:
+        target = tmp_path / f"t{suffix}"
+        write_table(target, frame)
+        if suffix == ".parquet":
+            assert target.read_bytes()[:4] == b"PAR1" and target.read_bytes()[-4:] == b"PAR1"
+            back = pq.read_table(target).to_pandas()
+        else:
+            raw = target.read_bytes()
+            if suffix.endswith(".gz"):
+                assert raw[:2] == b"\x1f\x8b"
+                raw = gzip.decompress(raw)
+            sep = "\t" if ".tsv" in suffix else ","
+            assert raw.decode().splitlines()[0] == f"docid{sep}value"
+            back = pd.read_csv(target, sep=sep)
+        pd.testing.assert_frame_equal(back, frame)
+
+
+def test_gzip_output_is_reproducible(tmp_path):
+    frame = pd.DataFrame({"a": [1, 2]})
+    first = write_table(tmp_path / "a.csv.gz", frame).read_bytes()
+    second = write_table(tmp_path / "b.csv.gz", frame).read_bytes()
+    assert first == second  # no time stamp, no file name in the gzip header
+
+
+def test_table_writer_streams_blocks_with_one_header(tmp_path):
+    import pyarrow as pa
+
+    target = tmp_path / "s.tsv"
+    with TableWriter(target) as writer:
+        writer.write(pa.table({"docid": ["a"], "n": [1]}))
+        writer.write(pd.DataFrame({"docid": ["b"], "n": [2]}))
+    assert target.read_text() == "docid\tn\na\t1\nb\t2\n" and writer.rows == 2
+    parquet = tmp_path / "s.parquet"
+    with TableWriter(parquet) as writer:
+        writer.write(pa.table({"docid": ["a"], "n": [1]}))
+        writer.write(pa.table({"docid": ["b"], "n": [2]}))
+    assert pq.read_table(parquet).to_pydict() == {"docid": ["a", "b"], "n": [1, 2]}
+    with pytest.raises(InputError, match="no table was written"):
+        with TableWriter(tmp_path / "empty.parquet"):
+            pass
+    assert not (tmp_path / "empty.parquet").exists() and temporaries(tmp_path) == []
+
+
+# ---- checks before the work ------------------------------------------------------------------
+def test_an_output_that_is_an_input_is_refused(tmp_path):
+    source = tmp_path / "collection.tsv"
+    source.write_text("d1\tx\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(source)
+    hard = tmp_path / "hard.csv"
+    os.link(source, hard)
+    for out in (source.with_name("collection.tsv"), link, hard,
+                tmp_path / "sub" / ".." / "collection.tsv"):  # fmt: skip
+        with pytest.raises(InputError, match="is the input file"):
+            check_output(out, inputs=["default", None, source], table=False)
+    assert check_output(tmp_path / "other.csv", inputs=["msmarco-passage", source])
+
+
+def test_bad_output_locations_are_refused(tmp_path):
+    parent_file = tmp_path / "file"
+    parent_file.write_text("x")
+    with pytest.raises(InputError, match="is not a directory"):
+        check_output(parent_file / "sub" / "out.csv")
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(InputError, match="is a directory; expected a file name"):
+        check_output(tmp_path / "d.csv")
+    with pytest.raises(InputError, match="not a regular file"):
+        check_output("/dev/null", table=False)
+    assert check_output(tmp_path / "new" / "deeper" / "out.csv")  # created when written
+    assert not (tmp_path / "new").exists()  # nothing is created by the check
+    with pytest.raises(InputError, match="is a file; expected a directory"):
+        check_output_dir(parent_file, "--dest")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_unwritable_directory_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(InputError, match="is not writable"):
+            check_output(locked / "out.csv")
+    finally:
+        locked.chmod(0o700)
