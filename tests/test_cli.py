@@ -54,7 +54,7 @@ def score_args(files, out) -> list[str]:
 
 
 def digests(files) -> dict[str, str]:
-    return {k: hashlib.sha256(p.read_bytes()).hexdigest() for k, p in files.items()}
+    return {k: hashlib.sha256(Path(p).read_bytes()).hexdigest() for k, p in files.items()}
 
 
 def run_main(args, capsys) -> tuple[int, str]:
@@ -423,3 +423,34 @@ def test_each_error_class_is_one_line_with_its_exit_status(
     assert status == expected_status
     assert err.startswith("rankbias stats: ") and fragment in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+class OfflineCorpus:
+    """An ir_datasets corpus whose download fails, as it does without network."""
+
+    def has_docs(self):
+        return True
+
+    def docs_count(self):
+        raise ConnectionError("Failed to resolve 'example.org'")
+
+    def docs_iter(self):
+        raise ConnectionError("Max retries exceeded: Failed to resolve 'example.org'")
+        yield
+
+
+class OfflineIrDatasets:
+    @staticmethod
+    def load(dataset_id):
+        return OfflineCorpus()
+
+
+@pytest.mark.parametrize("command_name", ["stats", "score"])
+def test_an_offline_ir_datasets_id_is_one_line(files, tmp_path, capsys, monkeypatch, command_name):
+    monkeypatch.setitem(sys.modules, "ir_datasets", OfflineIrDatasets)
+    files = {**files, "collection": "antique"}
+    make = stats_args if command_name == "stats" else score_args
+    status, err = run_main(make(files, tmp_path / "o.csv"), capsys)
+    assert_one_line_error(status, err, "collection 'antique': ir_datasets could not download")
+    assert "Failed to resolve 'example.org'" in err
+    assert not (tmp_path / "o.csv").exists()

@@ -172,3 +172,25 @@ def test_output_directories_that_are_files_are_refused_before_the_work(
     err = capsys.readouterr().err
     assert err.startswith(f"rankbias data: error: --dest {plain / 'sub'}: {plain} is not a dir")
     assert calls == [] and plain.read_text() == "x"
+
+
+def test_build_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    from tqdm import tqdm
+
+    seen = []
+    fake = types.ModuleType("rankbias.data.wikisample")
+    level = logging.getLogger("sentence_transformers")
+    fake.build = lambda out_dir, force=False, log=print: seen.append(
+        (log, level.getEffectiveLevel())
+    )
+    monkeypatch.setitem(sys.modules, "rankbias.data.wikisample", fake)
+    monkeypatch.setattr(level, "level", logging.WARNING)
+    assert main(["data", "build", "--out", str(tmp_path / "w")]) == 0  # stderr is not a tty here
+    monkeypatch.setattr("rankbias.commands.data.wanted", lambda args: not args.quiet)
+    assert main(["data", "build", "--out", str(tmp_path / "w"), "--quiet"]) == 0
+    assert seen == [(print, logging.WARNING), (print, logging.WARNING)]
+    # on a terminal: log lines above the bars, and sentence-transformers shows its encoding bars
+    assert main(["data", "build", "--out", str(tmp_path / "w")]) == 0
+    assert seen[-1] == (tqdm.write, logging.INFO)

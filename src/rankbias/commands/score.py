@@ -28,7 +28,12 @@ from pathlib import Path
 
 from rankbias.commands import options
 from rankbias.commands.progress import estimate_lines, progress, wanted
-from rankbias.commands.stats import add_collection_arguments, load_lexicon, warn_unmatchable
+from rankbias.commands.stats import (
+    add_collection_arguments,
+    ir_datasets_pairs,
+    load_lexicon,
+    warn_unmatchable,
+)
 from rankbias.errors import InputError
 
 
@@ -120,12 +125,7 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool):
                 f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
             )
         return text.DocStats.concat(parts)
-    corpus = text._ir_datasets_corpus(args.collection)
-    total = corpus.docs_count() if hasattr(corpus, "docs_count") else None
-    documents = progress(
-        corpus.docs_iter(), show_progress, total=total, unit="doc", description="collection"
-    )
-    pairs = ((d.doc_id, text.document_text(d)) for d in documents)
+    pairs = ir_datasets_pairs(args.collection, show_progress, "collection")
     return text.stats_from_pairs(
         pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
     )

@@ -129,16 +129,37 @@ def document_blocks(args, lexicon, show_progress: bool):
         for b in counted:
             yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
         return
-    corpus = text._ir_datasets_corpus(args.collection)
-    total = corpus.docs_count() if hasattr(corpus, "docs_count") else None
-    documents = progress(
-        corpus.docs_iter(), show_progress, total=total, unit="doc", description="stats"
-    )
-    pairs = ((d.doc_id, text.document_text(d)) for d in documents)
     stats = text.stats_from_pairs(
-        pairs, lexicon, args.collection, args.tokenizer, workers=args.workers
+        ir_datasets_pairs(args.collection, show_progress, "stats"),
+        lexicon,
+        args.collection,
+        args.tokenizer,
+        workers=args.workers,
     )
     yield _stats_table(stats.docids, stats.lengths, stats.group_counts, stats.groups)
+
+
+def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
+    """``(docid, text)`` of an ``ir_datasets`` corpus; a failed download is an InputError."""
+    from rankbias import text
+
+    corpus = text._ir_datasets_corpus(dataset_id)
+    try:
+        total = corpus.docs_count()
+    except Exception:  # the count is only for the progress bar
+        total = None
+    documents = progress(
+        corpus.docs_iter(), show_progress, total=total, unit="doc", description=description
+    )
+    try:
+        for doc in documents:
+            yield doc.doc_id, text.document_text(doc)
+    except OSError as exc:  # network errors of the download, a missing local copy
+        raise InputError(
+            f"collection {dataset_id!r}: ir_datasets could not download or read it ({exc}); "
+            "expected the dataset available locally (see ir_datasets' messages above) or a "
+            "docid<TAB>text file"
+        ) from exc
 
 
 def run_stats(args) -> int:
