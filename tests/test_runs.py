@@ -499,3 +499,12 @@ def test_the_fast_path_never_accepts_what_the_line_reader_refuses(text):
         assert fast.docids.tolist() == slow.docids.tolist()
         assert fast.scores.tolist() == slow.scores.tolist()
         assert fast.offsets.tolist() == slow.offsets.tolist()
+
+
+def test_a_header_line_is_refused_not_read(tmp_path):
+    run = write(tmp_path, "qid Q0 docid rank score tag\nq1 Q0 d1 1 2.0 t\n", "h.run")
+    with pytest.raises(InputError, match=r"h.run:1: rank 'rank' is not an integer"):
+        read_run(run)
+    qrels = write(tmp_path, "qid iteration docid relevance\n1 0 a 1\n", "h.qrels")
+    with pytest.raises(InputError, match=r"h.qrels:1: relevance 'relevance' is not an integer"):
+        read_qrels(qrels)
