@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("duo_bench", "stats_bench", "read_run_bench")
+BENCHMARKS = ("duo_bench", "stats_bench", "read_run_bench", "startup_bench")
 
 
 def load(name: str):
