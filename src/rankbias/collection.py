@@ -179,11 +179,18 @@ class _KernelTerms(NamedTuple):
 _M64 = (1 << 64) - 1
 
 
-def _fnv(raw: bytes) -> int:
-    h = 0xCBF29CE484222325
+def _token_hash(raw: bytes) -> int:
+    """The scanner's token hash (``rankbias.kernel._term_hash``) of lower-case bytes."""
+    h = 0
     for byte in raw:
-        h = ((h ^ byte) * 0x100000001B3) & _M64
+        h = (((h << 5) | (h >> 59)) & _M64) ^ byte
     return h
+
+
+def _slot(h: int, mask: int) -> int:
+    """The scanner's first slot for hash ``h`` (``rankbias.kernel._slot_of``)."""
+    mixed = (h * 0x9E3779B97F4A7C15) & _M64
+    return (mixed ^ (mixed >> 32)) & mask
 
 
 def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
@@ -203,8 +210,7 @@ def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
     for term_id, raw in enumerate(raws):
         if not raw:
             continue
-        h = _fnv(raw)
-        slot = (h ^ (h >> 31)) & (size - 1)
+        slot = _slot(_token_hash(raw), size - 1)
         while table[slot]:
             slot = (slot + 1) & (size - 1)
         table[slot] = term_id + 1
@@ -414,14 +420,15 @@ def _complete_lines_end(data: bytes) -> int:
     return last + 1
 
 
-def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """``(block, offset)`` of whole lines from a gzip file or a stream, read in order."""
+def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[bytes, int, str]]:
+    """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
+    (``where`` names what offsets count: the file or its decompressed bytes)."""
     if source.kind == "gzip":
         raw = source.handle if not source.head else _Prefixed(source.head, source.handle)
         reader = gzip.GzipFile(fileobj=raw, mode="rb")
         where = "the decompressed file"
     else:
-        reader = _Prefixed(source.head, source.handle)
+        reader = io.BufferedReader(_Prefixed(source.head, source.handle), 1 << 16)
         where = "the file"
     offset = 0
     carry = b""
@@ -436,14 +443,14 @@ def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[byte
             ) from None
         except OSError as exc:
             raise _cannot_read(source.label, exc) from None
-        if first and chunk:
-            first = False
-            if chunk.startswith(UTF8_BOM):
-                chunk, offset = chunk[3:], 3
         if not chunk:
             if carry:
                 yield carry, offset, where
             return
+        if first:
+            first = False
+            if chunk.startswith(UTF8_BOM):
+                chunk, offset = chunk[3:], 3
         data = carry + chunk if carry else chunk
         cut = _complete_lines_end(data)
         if cut == 0:
@@ -626,11 +633,16 @@ def _check_unique(blocks: list[_Block] | tuple, label: str, docid_at) -> None:
     """
     h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
-    order = np.lexsort((np.arange(len(h1)), h2, h1))
+    order = np.argsort(h1)
+    s1 = h1[order]
+    tied = np.flatnonzero(s1[1:] == s1[:-1])
+    if len(tied) == 0:
+        return
+    # the rare lines whose first hash is shared: compare both hashes, in line order
+    candidates = np.unique(np.concatenate([order[tied], order[tied + 1]]))
+    order = candidates[np.lexsort((candidates, h2[candidates], h1[candidates]))]
     s1, s2 = h1[order], h2[order]
     same = np.flatnonzero((s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1]))
-    if len(same) == 0:
-        return
     pairs = sorted((int(order[k + 1]), int(order[k])) for k in same)  # (later, earlier)
     for later, earlier in pairs:
         if docid_at is None:

@@ -66,15 +66,18 @@ _LOWER = np.arange(256, dtype=np.uint8)
 _LOWER[ord("A") : ord("Z") + 1] += 32
 
 
+# Token hash: a rotate-and-xor per byte (one cycle, no multiply chain), mixed by one multiply
+# when a slot is needed; the terms are hashed the same way (rankbias.collection._token_hash).
 def _term_hash(data, start, end, lower):
-    h = _FNV_OFFSET
+    h = np.uint64(0)
     for i in range(start, end):
-        h = (h ^ np.uint64(lower[data[i]])) * _FNV_PRIME
+        h = ((h << np.uint64(5)) | (h >> np.uint64(59))) ^ np.uint64(lower[data[i]])
     return h
 
 
 def _slot_of(h, mask):
-    return np.int64((h ^ (h >> np.uint64(31))) & mask)
+    mixed = h * _GOLDEN
+    return np.int64((mixed ^ (mixed >> np.uint64(32))) & mask)
 
 
 def _lookup(buf, start, end, h, table, mask, term_bytes, term_offsets, lower):
@@ -179,15 +182,15 @@ def _scan_block(
         n_tokens = 0
         if tokenizer == 0:
             tok_start = -1
-            th = _FNV_OFFSET
+            th = np.uint64(0)
             while k < n:
                 c = buf[k]
                 cc = cls[c]
                 if cc & _ALNUM:
                     if tok_start < 0:
                         tok_start = k
-                        th = _FNV_OFFSET
-                    th = (th ^ np.uint64(lower[c])) * _FNV_PRIME
+                        th = np.uint64(0)
+                    th = ((th << np.uint64(5)) | (th >> np.uint64(59))) ^ np.uint64(lower[c])
                 else:
                     if tok_start >= 0:
                         n_tokens += 1

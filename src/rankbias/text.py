@@ -58,7 +58,6 @@ __all__ = [
 
 TOKENIZERS = ("default", "whitespace")
 TOKEN_PATTERN = re.compile(r"[^\W_]+")
-DEFAULT_BLOCK_BYTES = 1 << 20  # 1 MiB of collection text per work unit: arrays stay in cache
 
 _MASK_BY_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.uint64)
 _HASH_MULTIPLIERS = np.array(
@@ -204,29 +203,33 @@ class _TermMatcher:
         self.groups = lexicon.groups
         self.terms = lexicon.terms
         self.term_group = lexicon.group_index()
-        lengths = np.array([len(t) for t in self.terms], dtype=np.int64)
-        self.max_len = int(lengths.max())
+        self.max_len = max(len(t) for t in self.terms)
+        # A term the tokeniser would split can never be counted: report it, don't hide it.
+        self.unmatchable = tuple(t for t in self.terms if tokenize(t, tokenizer) != [t])
+
+    @cached_property
+    def _arrays(self):
+        """The prefilters and hash tables (built on first use: the compiled scanner of
+        :mod:`rankbias.collection` needs them only for non-ASCII lines)."""
         # Cheap prefilter: a bit table indexed by a hash of (length, first, second, last
         # character); every term sets its bit, so the filter never rejects a term, and few
         # other tokens pass it.
-        self.prefilter = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
+        prefilter = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
         for term in self.terms:
             codes = np.array([ord(c) for c in term], dtype=np.uint32)
             key = _prefilter_key(
                 np.array([len(term)]), codes[[0]], codes[[min(1, len(term) - 1)]], codes[[-1]]
             )
-            self.prefilter[key] = True
+            prefilter[key] = True
         # ASCII prefilter: (length, first eight bytes) read as one unaligned 64-bit word
-        self.ascii_prefilter = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
+        ascii_prefilter = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
         for term in self.terms:
             if term.isascii():
                 head = term.encode("ascii")[:8].ljust(8, b"\0")
                 word = np.frombuffer(head, dtype="<u8")
-                self.ascii_prefilter[_ascii_key(word, np.array([len(term)]))] = True
-        # A term the tokeniser would split can never be counted: report it, don't hide it.
-        self.unmatchable = tuple(t for t in self.terms if tokenize(t, tokenizer) != [t])
-        self.tables = {1: self._table(1), 4: self._table(4)}
-        self.pad_bytes = 8 * self.tables[4][0] + 8  # zero bytes a padded code buffer needs
+                ascii_prefilter[_ascii_key(word, np.array([len(term)]))] = True
+        tables = {1: self._table(1), 4: self._table(4)}
+        return prefilter, ascii_prefilter, tables
 
     def _table(self, width: int):
         """Hash table of the terms encoded with ``width`` bytes per character."""
@@ -259,7 +262,8 @@ class _TermMatcher:
         """
         lengths = np.minimum(ends - starts, self.max_len + 1)
         width = codes.itemsize
-        n_words, sorted_hashes, term_ids, term_words, term_bytes = self.tables[width]
+        prefilter, ascii_prefilter, tables = self._arrays
+        n_words, sorted_hashes, term_ids, term_words, term_bytes = tables[width]
         raw = codes.view(np.uint8)
         if padded is not None and len(padded) >= len(raw) + 8 * n_words + 8:
             buffer = padded
@@ -269,11 +273,11 @@ class _TermMatcher:
         if width == 1:
             heads = np.ndarray(shape=(len(raw),), dtype="<u8", buffer=buffer, strides=(1,))
             head = heads[starts] & _MASK_BY_BYTES[np.minimum(lengths, 8)]
-            maybe = np.flatnonzero(self.ascii_prefilter[_ascii_key(head, lengths)])
+            maybe = np.flatnonzero(ascii_prefilter[_ascii_key(head, lengths)])
         else:
             second = codes[np.minimum(starts + 1, ends - 1)]
             key = _prefilter_key(lengths, codes[starts], second, codes[ends - 1])
-            maybe = np.flatnonzero(self.prefilter[key])
+            maybe = np.flatnonzero(prefilter[key])
         if len(maybe) == 0 or len(sorted_hashes) == 0:
             return maybe[:0], maybe[:0]
         unaligned = np.ndarray(
