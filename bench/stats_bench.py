@@ -133,6 +133,12 @@ def timed(argv: list[str], env: dict | None = None, stdout=None) -> dict:
     return {"seconds": seconds, "rss_mib": usage.ru_maxrss / 1024, "cpu": usage.ru_utime}
 
 
+def _own_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def stats_argv(collection: Path, terms: Path, out: Path, workers: int, tokenizer: str):
     return [
         sys.executable, "-m", "rankbias.cli", "stats", "--collection", str(collection),
@@ -185,12 +191,12 @@ def row(label: str, report: dict, n_docs: int, size_mb: float, reference: float 
 def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) -> None:
     size_mb = path.stat().st_size / 1e6
     print(f"\n{n_docs:,} passages, {size_mb:,.0f} MB ({path.name})")
-    print(f"  {'':<44} {'wall':>10} {'':>19} {'':>13} {'vs released':>7}  peak RSS")
+    print(f"  {'':<44} {'wall':>10} {'':>19} {'':>13} {'vs released':>7}  peak RSS*")
     work = Path(tempfile.mkdtemp(prefix="stats-bench-", dir=OUT))
     try:
-        argv, label = released_argv(path, terms, work / "released.tsv")
+        argv, released_label = released_argv(path, terms, work / "released.tsv")
         released = timed(argv)
-        print(row(label, released, n_docs, size_mb, released["seconds"]), flush=True)
+        print(row(released_label, released, n_docs, size_mb, released["seconds"]), flush=True)
         with open(work / "awk.txt", "w") as sink:
             awk = timed(["awk", "{n+=NF} END{print n}", str(path)], stdout=sink)
         print(row("awk '{n+=NF} END{print n}'", awk, n_docs, size_mb, released["seconds"]))
@@ -212,11 +218,16 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
             results[(tokenizer, n_workers, mode)] = out
             print(row(label, report, n_docs, size_mb, released["seconds"]), flush=True)
         awk_words = int((work / "awk.txt").read_text().split()[0])
-        print(f"  (awk counted {awk_words:,} fields; load average now {os.getloadavg()[0]:.1f} on "
-              f"{os.cpu_count()} cores: other processes slow these figures down)")  # fmt: skip
+        load = os.getloadavg()[0]
+        print(
+            f"  (awk counted {awk_words:,} fields; load average now {load:.1f} on "
+            f"{os.cpu_count()} cores: other processes slow these figures down)\n"
+            "  * peak RSS of each process as the kernel reports it (os.wait4); it includes the "
+            f"~{_own_rss_mib():.0f} MiB of this benchmark process, which the child starts as"
+        )
         same = same_neutrality(work / "released.tsv", results[("whitespace", workers, None)])
         verdict = {True: "identical", False: "DIFFERENT", None: "not comparable"}[same]
-        print(f"  neutralities of --tokenizer whitespace vs {label.split(',')[0]}: {verdict}")
+        print(f"  neutralities of --tokenizer whitespace vs the {released_label}: {verdict}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

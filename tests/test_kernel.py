@@ -160,3 +160,47 @@ def test_jit_and_ahead_of_time_scanners_agree():
         for a, b in zip(ours[2:9], theirs[2:9], strict=True):
             assert np.array_equal(a[:n], b[:n])
         assert ours[10] == theirs[10] and np.array_equal(ours[9][: ours[10]], theirs[9][: ours[10]])
+
+
+def test_a_cold_first_run_builds_the_scanner_and_is_correct(tmp_path):
+    """With an empty cache the first process compiles the scanner (ahead of time where a C
+    compiler is available, else just in time), and its numbers are right; the next process
+    reuses what the first one built."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    terms = tmp_path / "terms.csv"
+    terms.write_text("she,f\nhe,m\n")
+    collection = tmp_path / "c.tsv"
+    collection.write_bytes(b"a\tShe and he, she.\nb\tnothing here\n")
+    script = (
+        "import sys\n"
+        "from rankbias.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "from rankbias import kernel\n"
+        "print(kernel.KERNEL_KIND)\n"
+        "sys.exit(code)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(repo / "src"), RANKBIAS_CACHE_DIR=str(tmp_path / "k"))
+    kinds = []
+    for run in ("first", "second"):
+        out = tmp_path / f"{run}.csv"
+        done = subprocess.run(
+            [sys.executable, "-c", script, "stats", "--collection", str(collection),
+             "--terms", str(terms), "--out", str(out)],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        kinds.append(done.stdout.split()[-1])
+        # a: she and he she -> 4 tokens, f 2, m 1: 1 - (1/6 + 1/6) = 2/3; b: 2 tokens, neutral
+        assert out.read_text().splitlines() == [
+            "docid,length,f,m,neutrality",
+            "a,4,2,1,0.6666666666666667",
+            "b,2,0,0,1.0",
+        ]
+    assert kinds[0] in ("aot", "jit") and kinds[1] == kinds[0]
+    if kinds[0] == "aot":
+        assert list((tmp_path / "k").glob("_rankbias_scan_*"))

@@ -596,6 +596,9 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
 
 
 def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> Iterator[_Block]:
+    from rankbias import kernel
+
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if source.kind == "ranges":
         fd = source.handle.fileno()
         size = os.fstat(fd).st_size
@@ -779,8 +782,11 @@ def stats_from_pairs(
     apply.  "line" in error messages is the 1-based position of the document in the iterator,
     and ``label`` names the source.
     """
+    from rankbias import kernel
+
     matcher = _TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
 
     def run(task):
         data, offset, where = task
@@ -829,6 +835,11 @@ def document_text(doc) -> str:
     return doc.text
 
 
+def _shortened(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class _OfflineSafeCorpus:
     """An ``ir_datasets`` corpus whose document iterator turns a failed download (no network,
     a missing mirror, an unreadable cache) into an :class:`InputError`."""
@@ -850,7 +861,8 @@ class _OfflineSafeCorpus:
         except (OSError, EOFError, zlib.error, RuntimeError, ValueError) as exc:
             raise InputError(
                 f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
-                f"({type(exc).__name__}: {exc}); expected the data in the ir_datasets cache "
+                f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
+                "ir_datasets cache "
                 "(~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; or pass a "
                 "docid<TAB>text file"
             ) from None

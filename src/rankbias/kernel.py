@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -334,6 +335,7 @@ def _scan_block(
 #    second of CPU per process.
 _HELPERS = ("_term_hash", "_slot_of", "_lookup", "_record")
 _SCANNER = None
+_LOADING = threading.Lock()
 KERNEL_KIND = None  # "aot" or "jit" once loaded
 
 
@@ -473,6 +475,13 @@ def scanner():
 
     ``RANKBIAS_KERNEL=jit`` skips the ahead-of-time module.
     """
+    if _SCANNER is not None:
+        return _SCANNER
+    with _LOADING:  # one thread loads or builds; the others wait for it
+        return _scanner_once()
+
+
+def _scanner_once():
     global _SCANNER, KERNEL_KIND
     if _SCANNER is not None:
         return _SCANNER
