@@ -117,12 +117,22 @@ def collections(sizes: list[int], terms: Path, words: int) -> dict[int, Path]:
     return files
 
 
+GNU_TIME = Path("/usr/bin/time")
+
+
 def timed(argv: list[str], env: dict | None = None, stdout=None) -> dict:
-    """Run a whole process; wall seconds, its own peak RSS (MiB), exit status."""
+    """Run a whole process; wall seconds, its own peak RSS (MiB), exit status.
+
+    The peak RSS comes from GNU ``time`` (``%M``) when it is installed: a child of this
+    process would otherwise inherit this process's high-water mark (Linux keeps it across
+    ``exec``).  Without GNU ``time`` the figure is ``os.wait4``'s, marked ``≥``.
+    """
+    exact_rss = GNU_TIME.exists()
+    command = [str(GNU_TIME), "-f", "RSS_KB=%M", *argv] if exact_rss else argv
     started = time.perf_counter()
     sink = stdout if stdout is not None else subprocess.DEVNULL
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(argv, stdout=sink, stderr=errors, env=env)
+        process = subprocess.Popen(command, stdout=sink, stderr=errors, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -130,7 +140,10 @@ def timed(argv: list[str], env: dict | None = None, stdout=None) -> dict:
         message = errors.read().decode(errors="replace")
     if process.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)} failed ({process.returncode}):\n{message}")
-    return {"seconds": seconds, "rss_mib": usage.ru_maxrss / 1024, "cpu": usage.ru_utime}
+    rss_kb = usage.ru_maxrss
+    if exact_rss:
+        rss_kb = int(message.rsplit("RSS_KB=", 1)[1].split()[0])
+    return {"seconds": seconds, "rss_mib": rss_kb / 1024, "rss_exact": exact_rss}
 
 
 def _own_rss_mib() -> float:
@@ -181,7 +194,7 @@ def same_neutrality(released_out: Path, ours: Path) -> bool | None:
 def row(label: str, report: dict, n_docs: int, size_mb: float, reference: float | None) -> str:
     seconds = report["seconds"]
     ratio = f"{reference / seconds:6.1f}x" if reference else "     - "
-    rss = f"{report['rss_mib']:7.0f}" if "rss_mib" in report else "      -"
+    rss = f"{'' if report['rss_exact'] else '≥'}{report['rss_mib']:7.0f}"
     return (
         f"  {label:<44} {seconds:8.2f} s {n_docs / seconds:12,.0f} docs/s "
         f"{size_mb / seconds:8.0f} MB/s {ratio}  {rss} MiB"
@@ -222,8 +235,8 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
         print(
             f"  (awk counted {awk_words:,} fields; load average now {load:.1f} on "
             f"{os.cpu_count()} cores: other processes slow these figures down)\n"
-            "  * peak RSS of each process as the kernel reports it (os.wait4); it includes the "
-            f"~{_own_rss_mib():.0f} MiB of this benchmark process, which the child starts as"
+            "  * peak RSS of each whole process (GNU time %M; '≥': from os.wait4, which counts "
+            f"the ~{_own_rss_mib():.0f} MiB of this benchmark process too)"
         )
         same = same_neutrality(work / "released.tsv", results[("whitespace", workers, None)])
         verdict = {True: "identical", False: "DIFFERENT", None: "not comparable"}[same]

@@ -361,6 +361,9 @@ class _FailingCorpus:
     def has_docs(self):
         return True
 
+    def docs_count(self):
+        raise OSError("[Errno 101] Network is unreachable")
+
     def docs_iter(self):
         raise ConnectionError("[Errno -3] Temporary failure in name resolution")
         yield  # pragma: no cover
@@ -379,6 +382,8 @@ def test_offline_ir_datasets_id_is_an_input_error(monkeypatch):
     assert "could not be read or downloaded (ConnectionError" in message
     corpus = _ir_datasets_corpus("msmarco-passage")
     assert corpus.has_docs()
+    with pytest.raises(InputError, match=r"could not be read or downloaded \(OSError: \[Errno 101"):
+        corpus.docs_count()
 
 
 def test_iter_collection_stats_streams_blocks(tmp_path):

@@ -840,32 +840,47 @@ def _shortened(exc: BaseException, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_DOWNLOAD_ERRORS = (OSError, EOFError, zlib.error, RuntimeError, ValueError)
+
+
 class _OfflineSafeCorpus:
-    """An ``ir_datasets`` corpus whose document iterator turns a failed download (no network,
-    a missing mirror, an unreadable cache) into an :class:`InputError`."""
+    """An ``ir_datasets`` corpus whose calls and document iterator turn a failed download (no
+    network, a missing mirror, an unreadable cache) into an :class:`InputError`."""
 
     def __init__(self, dataset_id: str, corpus):
         self._id = dataset_id
         self._corpus = corpus
 
+    def _unavailable(self, exc: BaseException) -> InputError:
+        return InputError(
+            f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
+            f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
+            "ir_datasets cache (~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; "
+            "or pass a docid<TAB>text file"
+        )
+
     def __getattr__(self, name):
-        return getattr(self._corpus, name)
+        attribute = getattr(self._corpus, name)
+        if not callable(attribute):
+            return attribute
+
+        def guarded(*args, **kwargs):
+            try:
+                return attribute(*args, **kwargs)
+            except InputError:
+                raise
+            except _DOWNLOAD_ERRORS as exc:
+                raise self._unavailable(exc) from None
+
+        return guarded
 
     def docs_iter(self):
-        iterator = None
         try:
-            iterator = iter(self._corpus.docs_iter())
-            yield from iterator
+            yield from self._corpus.docs_iter()
         except InputError:
             raise
-        except (OSError, EOFError, zlib.error, RuntimeError, ValueError) as exc:
-            raise InputError(
-                f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
-                f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
-                "ir_datasets cache "
-                "(~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; or pass a "
-                "docid<TAB>text file"
-            ) from None
+        except _DOWNLOAD_ERRORS as exc:
+            raise self._unavailable(exc) from None
 
 
 def _ir_datasets_corpus(dataset_id: str):

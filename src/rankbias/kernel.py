@@ -127,9 +127,12 @@ def _scan_block(
     lower = _LOWER
     n = buf.shape[0]
     mask = np.uint64(table.shape[0] - 1)
-    # A good line has at least 4 bytes (docid, tab, text, line break; 3 at the end), and the
-    # scan stops after the first bad one; np.empty leaves untouched pages unallocated.
-    cap = (n + 1) // 4 + 2
+    # Lines are at most the line-break bytes plus one: exact sizes keep memory flat (a loose
+    # bound leaves the allocator with large, partly used blocks).
+    breaks = 0
+    for i in range(n):
+        breaks += (buf[i] == 10) | (buf[i] == 13)
+    cap = breaks + 2
     bounds = np.empty((cap, 4), dtype=np.int64)
     lengths = np.empty(cap, dtype=np.int64)
     counts = np.empty((cap, n_groups), dtype=np.int64)
