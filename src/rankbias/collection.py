@@ -26,7 +26,8 @@ kernel releases the GIL, so threads share one copy of everything and need no sta
 pickling.  Lines with a byte ≥ 0x80 (Unicode letters, lower-casing that changes length,
 Unicode white space) are counted by the exact NumPy/``str`` path of :mod:`rankbias.text`, so the
 numbers equal the reference tokenisers on every input.  Memory: a few blocks in flight, plus
-16 bytes per document for the duplicate-docid check at the end.
+16 bytes per document for the duplicate-docid check at the end.  There are no worker
+processes, so nothing outlives a command that is killed (even with ``kill -9``).
 
 Public API for distributed drivers (e.g. a Dask engine) that split one file across machines:
 :func:`partition_byte_ranges` cuts a regular, uncompressed file into line-aligned byte ranges;

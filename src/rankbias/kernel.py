@@ -1,10 +1,10 @@
 """The compiled scanner behind the collection reader: tokenise, lower-case and count, one pass.
 
-:func:`scan_block` walks a block of ``docid<TAB>text`` lines byte by byte (compiled by numba,
-``nopython``, ``nogil``: threads run it in parallel) and, for every line, finds the docid and
-the text, counts the tokens and looks each token up in an open-addressing hash table of the
-terms.  It handles exactly what it can handle exactly — lines made of ASCII bytes — and marks
-the others (any byte ≥ 0x80) for the exact NumPy/``str`` path of :mod:`rankbias.text`
+:func:`_scan_block` (compiled: :func:`scanner`) walks a block of ``docid<TAB>text`` lines byte
+by byte without holding the GIL (threads run it in parallel) and, for every line, finds the
+docid and the text, counts the tokens and looks each token up in an open-addressing hash table
+of the terms.  It handles exactly what it can handle exactly — lines made of ASCII bytes — and
+marks the others (any byte ≥ 0x80) for the exact NumPy/``str`` path of :mod:`rankbias.text`
 (Unicode letters, lower-casing that changes length, Unicode white space are decided there).
 
 On ASCII text both tokenisers of :mod:`rankbias.text` reduce to byte rules:
@@ -22,9 +22,14 @@ ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (Python's universal newlines); it 
 tab; the docid (before the tab) is non-empty and has no white space; the text (after the tab)
 is not empty once trailing white space is removed.
 
-The compiled code is cached on disk (numba ``cache=True``, in ``__pycache__`` beside this file,
-or in ``NUMBA_CACHE_DIR`` / the user's cache directory when that is not writable); where no
-cache location is writable the functions are compiled in memory on first use.
+Compilation (:func:`scanner`, once per process): numba's ``pycc`` compiles the scanner ahead
+of time into a small extension module kept in :func:`cache_dir` (``$RANKBIAS_CACHE_DIR``, else
+``~/.cache/rankbias``), keyed by this file, the Python and NumPy versions and the platform.
+The first run builds it (about 20 s, once; it needs a C compiler and the Python headers);
+later processes import it in about a millisecond, without importing numba.  Where it cannot be
+built, the scanner is compiled just in time (``numba.njit(nogil=True, cache=True)``: about a
+second of CPU per process to import numba and load its cache); ``RANKBIAS_KERNEL=jit`` forces
+that path.  Both give the same numbers (tested).
 """
 
 from __future__ import annotations
