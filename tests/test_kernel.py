@@ -204,3 +204,13 @@ def test_a_cold_first_run_builds_the_scanner_and_is_correct(tmp_path):
     assert kinds[0] in ("aot", "jit") and kinds[1] == kinds[0]
     if kinds[0] == "aot":
         assert list((tmp_path / "k").glob("_rankbias_scan_*"))
+
+
+def test_compiled_code_is_loaded_only_from_a_private_directory(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could plant a module here
+    monkeypatch.setenv("RANKBIAS_CACHE_DIR", str(shared))
+    assert kernel.cache_dir() is None
+    shared.chmod(0o700)
+    assert kernel.cache_dir() == shared

@@ -365,22 +365,31 @@ def _jit_helpers() -> None:
             namespace[name] = _jit(namespace[name])
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
     """Where the ahead-of-time module is kept: ``$RANKBIAS_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/rankbias`` (default ``~/.cache/rankbias``), else a per-user directory
-    in the temporary directory."""
+    ``$XDG_CACHE_HOME/rankbias`` (default ``~/.cache/rankbias``), else a private per-user
+    directory in the temporary directory; ``None`` if none is usable (the scanner is then
+    compiled just in time).  Compiled code is only ever loaded from a directory that belongs to
+    the user and that nobody else can write to."""
     explicit = os.environ.get("RANKBIAS_CACHE_DIR")
     if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidate = Path(base) / "rankbias"
-    try:
-        candidate.mkdir(parents=True, exist_ok=True)
-        if os.access(candidate, os.W_OK | os.X_OK):
+        candidates = [Path(explicit)]
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        candidates = [Path(base) / "rankbias", Path(tempfile.gettempdir()) / f"rankbias-{uid}"]
+    for candidate in candidates:
+        try:
+            candidate.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = candidate.stat()
+        except OSError:
+            continue
+        private = not hasattr(os, "getuid") or (
+            info.st_uid == os.getuid() and info.st_mode & 0o022 == 0
+        )
+        if private and os.access(candidate, os.W_OK | os.X_OK):
             return candidate
-    except OSError:
-        pass
-    return Path(tempfile.gettempdir()) / f"rankbias-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    return None
 
 
 def _module_name() -> str:
@@ -497,6 +506,8 @@ def _scanner_once():
         directory = cache_dir()
         name = _module_name()
         try:
+            if directory is None:
+                raise OSError("no private, writable cache directory")
             module = _import_aot(directory, name)
             if module is None:
                 _build_aot(directory, name)
