@@ -1,0 +1,905 @@
+"""Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats`` and the library.
+
+Format (strict; anything else is an :class:`~rankbias.errors.InputError` naming the file and
+the line, and saying what was found and what was expected):
+
+- UTF-8 text, one document per line; a line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r``
+  (Python's universal newlines, so a file with old-Mac ``\\r`` line ends is read line by line,
+  never as one document); a UTF-8 byte-order mark at the very start of the file is skipped;
+- exactly one tab per line: ``docid<TAB>text``; a second tab is refused (it would otherwise
+  decide silently which part is the text);
+- the docid is not empty and holds no white space (a TREC run file cannot name such a
+  document) and no byte-order mark; docids are unique;
+- the text is everything after the tab with trailing white space removed, and it is not
+  empty; an empty line is refused.
+
+Sources, all read through :func:`iter_collection_stats`: a regular file (read in line-aligned
+byte ranges, in parallel), a gzip file (recognised by its magic bytes, not by its suffix, so a
+plain file named ``.gz`` is read as plain text), and any stream — a pipe, a FIFO,
+``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read sequentially (gzip or
+not); emptiness is judged by reading, never by the file size.  ``ir_datasets`` corpora and other
+``(docid, text)`` iterators go through the same line rules (:func:`stats_from_pairs`).
+
+Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel`
+(one pass per byte: tokenise, lower-case, hash, look up, count) on ``workers`` threads — the
+kernel releases the GIL, so threads share one copy of everything and need no start-up or
+pickling.  Lines with a byte ≥ 0x80 (Unicode letters, lower-casing that changes length,
+Unicode white space) are counted by the exact NumPy/``str`` path of :mod:`rankbias.text`, so the
+numbers equal the reference tokenisers on every input.  Memory: a few blocks in flight, plus
+16 bytes per document for the duplicate-docid check at the end.  There are no worker
+processes, so nothing outlives a command that is killed (even with ``kill -9``).
+
+Public API for distributed drivers (e.g. a Dask engine) that split one file across machines:
+:func:`partition_byte_ranges` cuts a regular, uncompressed file into line-aligned byte ranges;
+:func:`byte_range_stats` computes the statistics of one range on a worker; an error inside a
+range is a :class:`CollectionLineError` carrying the absolute ``byte_offset`` of the bad line,
+which :func:`line_number_at` turns into a line number.  Duplicate docids across ranges are the
+driver's to check.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+import zlib
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from rankbias.errors import InputError, located
+from rankbias.lexicon import Lexicon
+from rankbias.text import TOKENIZERS, DocStats, _stats_of_lowered, _TermMatcher
+
+__all__ = [
+    "DEFAULT_BLOCK_BYTES",
+    "CollectionLineError",
+    "iter_collection_stats",
+    "read_collection_stats",
+    "stats_from_pairs",
+    "collection_stats",
+    "document_text",
+    "partition_byte_ranges",
+    "byte_range_stats",
+    "line_number_at",
+]
+
+DEFAULT_BLOCK_BYTES = 1 << 22  # 4 MiB of collection text per work unit
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+_EXPECTED = "expected 'docid<TAB>text' lines"
+
+
+class CollectionLineError(InputError):
+    """A bad line found in a byte range of a collection file.
+
+    ``byte_offset`` is the absolute offset of the line's first byte in the file, ``problem``
+    the message without its location and ``path`` the file; :func:`line_number_at` gives the
+    line number (``located(path, line_number_at(path, err.byte_offset), err.problem)``).
+    """
+
+    def __init__(self, message: str, path: str, byte_offset: int, problem: str):
+        super().__init__(message)
+        self.path = path
+        self.byte_offset = byte_offset
+        self.problem = problem
+
+    def __reduce__(self):  # survives pickling to and from worker processes
+        return (type(self), (str(self), self.path, self.byte_offset, self.problem))
+
+
+class _BlockError(Exception):
+    """A bad line, at a line counted from the start of its block (made absolute later)."""
+
+    def __init__(self, line_in_block: int, message: str, byte_offset: int):
+        super().__init__(line_in_block, message, byte_offset)  # in args: picklable
+        self.line_in_block = line_in_block
+        self.message = message
+        self.byte_offset = byte_offset
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _Block(NamedTuple):
+    """Statistics of one block of lines (docids stay an Arrow string array)."""
+
+    docids: object  # pyarrow.StringArray
+    lengths: np.ndarray
+    group_counts: np.ndarray
+    term_counts: object  # scipy.sparse.csr_matrix | None
+    hashes: np.ndarray  # uint64 hash of each docid's UTF-8 bytes
+    hashes2: np.ndarray  # a second, independent uint64 hash
+
+
+# ---- the per-line reference check ------------------------------------------------------------
+def _line_problem(line: str) -> str | None:
+    """What is wrong with one decoded collection line (without its line break), or ``None``.
+
+    This is the reference for every message; the compiled scanner only finds *which* line is
+    bad.
+    """
+    if not line.strip():
+        return f"found an empty collection line; {_EXPECTED}"
+    tabs = line.count("\t")
+    if tabs == 0:
+        return f"found no tab in {line[:60]!r}; expected 'docid<TAB>text'"
+    if tabs > 1:
+        return (
+            f"found {tabs} tabs in {line[:60]!r}; expected exactly one tab, between the docid "
+            "and the text"
+        )
+    docid, _, text = line.partition("\t")
+    if not docid:
+        return "found an empty docid; expected 'docid<TAB>text'"
+    if any(c.isspace() for c in docid):
+        return (
+            f"docid {docid!r} contains white space, which a run file cannot name; expected a "
+            "docid without white space"
+        )
+    if "\ufeff" in docid:
+        return (
+            f"docid {docid!r} contains a byte-order mark (U+FEFF); expected one only at the very "
+            "start of the file"
+        )
+    if not text.rstrip():
+        return (
+            f"document {docid!r} has no text (an empty collection line); "
+            "expected 'docid<TAB>text' with non-empty text"
+        )
+    return None
+
+
+def _raw_line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            f"byte {raw[exc.start]:#04x} at byte offset {line_offset + exc.start} of {where} "
+            f"(byte {exc.start + 1} of the line) is not valid UTF-8; expected UTF-8 text"
+        )
+    return _line_problem(line)
+
+
+# ---- the kernel's view of the lexicon --------------------------------------------------------
+class _KernelTerms(NamedTuple):
+    table: np.ndarray  # int32 open-addressing table: term id + 1, 0 = empty
+    term_bytes: np.ndarray  # uint8, the ASCII terms concatenated
+    term_offsets: np.ndarray  # int64, len(terms) + 1
+    term_group: np.ndarray  # int64
+    max_term: int
+    tokenizer_code: int
+    exact: bool  # False: every line goes through the str path
+
+
+_M64 = (1 << 64) - 1
+
+
+def _token_hash(raw: bytes) -> int:
+    """The scanner's token hash (``rankbias.kernel._term_hash``) of lower-case bytes."""
+    h = 0
+    for byte in raw:
+        h = (((h << 5) | (h >> 59)) & _M64) ^ byte
+    return h
+
+
+def _slot(h: int, mask: int) -> int:
+    """The scanner's first slot for hash ``h`` (``rankbias.kernel._slot_of``)."""
+    mixed = (h * 0x9E3779B97F4A7C15) & _M64
+    return (mixed ^ (mixed >> 32)) & mask
+
+
+def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
+    """The ASCII terms in the scanner's hash table (cached on the matcher)."""
+    cached = getattr(matcher, "_kernel_terms", None)
+    if cached is not None:
+        return cached
+    from rankbias.kernel import TOKENIZER_CODES
+
+    raws = [t.encode("ascii") if t.isascii() else b"" for t in matcher.terms]
+    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in raws], out=offsets[1:])
+    size = 16
+    while size < 4 * len(raws):
+        size *= 2
+    table = np.zeros(size, dtype=np.int32)
+    for term_id, raw in enumerate(raws):
+        if not raw:
+            continue
+        slot = _slot(_token_hash(raw), size - 1)
+        while table[slot]:
+            slot = (slot + 1) & (size - 1)
+        table[slot] = term_id + 1
+    # In whitespace mode a token may hold \v \f \x1c-\x1f inside; the scanner assumes terms
+    # don't (true of every real word list), so a lexicon that has them takes the exact path.
+    odd = set(b"\x0b\x0c\x1c\x1d\x1e\x1f")
+    exact = not (matcher.tokenizer == "whitespace" and any(odd & set(r) for r in raws))
+    result = _KernelTerms(
+        table=table,
+        term_bytes=np.frombuffer(b"".join(raws) or b"\0", dtype=np.uint8),
+        term_offsets=offsets,
+        term_group=np.asarray(matcher.term_group, dtype=np.int64),
+        max_term=max((len(r) for r in raws), default=0),
+        tokenizer_code=TOKENIZER_CODES[matcher.tokenizer],
+        exact=exact,
+    )
+    matcher._kernel_terms = result
+    return result
+
+
+# ---- one block -------------------------------------------------------------------------------
+def _scan(
+    data: bytes, offset: int, matcher: _TermMatcher, per_term: bool, where: str = "the file"
+) -> _Block:
+    """Statistics of a block of whole lines starting at byte ``offset`` of the source.
+
+    Raises :class:`_BlockError` at the first bad line.
+    """
+    import pyarrow as pa
+
+    from rankbias import kernel
+
+    terms = _kernel_terms(matcher)
+    n_groups = len(matcher.groups)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    (status, n, bounds, lengths, counts, flags, hashes, docid_data, docid_offsets, hits,
+     n_hits) = kernel.scanner()(
+        buf, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+        terms.term_group, n_groups, terms.max_term, per_term,
+    )  # fmt: skip
+    lengths = lengths[:n]
+    counts = counts[:n]
+    flags = flags[:n]
+    exact_rows = np.flatnonzero(flags) if terms.exact else np.arange(n)
+    exact_term_counts = None
+    if len(exact_rows):  # lines the scanner left to the exact path; checked in line order
+        texts = []
+        for row, (start, end) in zip(
+            exact_rows.tolist(), bounds[exact_rows][:, [0, 3]].tolist(), strict=True
+        ):
+            raw = data[start:end]
+            problem = _raw_line_problem(raw, offset + start, where)
+            if problem is not None:
+                raise _BlockError(row, problem, offset + start)
+            texts.append(raw.decode("utf-8").partition("\t")[2].rstrip().lower())
+        exact_lengths, exact_counts, exact_term_counts = _stats_of_lowered(texts, matcher, per_term)
+        lengths[exact_rows] = exact_lengths
+        counts[exact_rows] = exact_counts
+    if status != kernel.STATUS_OK:
+        start, end = int(bounds[n, 0]), int(bounds[n, 3])
+        problem = _raw_line_problem(data[start:end], offset + start, where)
+        if problem is None:  # pragma: no cover - the scanner and the reference disagree
+            raise RuntimeError(f"the scanner refused line {data[start:end]!r}, the check did not")
+        raise _BlockError(n, problem, offset + start)
+    term_counts = None
+    if per_term:
+        import scipy.sparse as sp
+
+        hits = hits[:n_hits]
+        if len(exact_rows):
+            hits = hits[flags[hits[:, 0]] == 0] if terms.exact else hits[:0]
+        rows, cols = hits[:, 0], hits[:, 1]
+        values = np.ones(len(rows), dtype=np.int64)
+        if exact_term_counts is not None:
+            coo = exact_term_counts.tocoo()
+            rows = np.concatenate([rows, exact_rows[coo.row]])
+            cols = np.concatenate([cols, coo.col])
+            values = np.concatenate([values, coo.data.astype(np.int64)])
+        term_counts = sp.csr_matrix((values, (rows, cols)), shape=(n, len(matcher.terms)))
+        term_counts.sum_duplicates()
+    docids = pa.StringArray.from_buffers(
+        n,
+        pa.py_buffer(docid_offsets[: n + 1]),
+        pa.py_buffer(docid_data[: int(docid_offsets[n])]),
+    )
+    return _Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
+
+
+def _run_unit(unit: tuple, matcher: _TermMatcher, per_term: bool) -> _Block:
+    """One work unit, ``("bytes", block, offset)`` or ``("file", path, start, end)`` (the
+    interface of the earlier NumPy reader, kept for callers written against it)."""
+    if unit[0] == "file":
+        _, path, start, end = unit
+        with open(path, "rb") as handle:
+            return _scan(os.pread(handle.fileno(), end - start, start), start, matcher, per_term)
+    _, block, offset = unit
+    return _scan(block, offset, matcher, per_term)
+
+
+def _block_stats(block: _Block, matcher: _TermMatcher) -> DocStats:
+    """A block as a :class:`DocStats` (docids as Python strings)."""
+    return DocStats(
+        docids=block.docids.to_numpy(zero_copy_only=False).astype(object),
+        lengths=block.lengths,
+        group_counts=block.group_counts,
+        groups=matcher.groups,
+        terms=matcher.terms,
+        term_group=matcher.term_group,
+        term_counts=block.term_counts,
+        tokenizer=matcher.tokenizer,
+    )
+
+
+def _empty_stats(matcher: _TermMatcher, per_term: bool) -> DocStats:
+    term_counts = None
+    if per_term:
+        import scipy.sparse as sp
+
+        term_counts = sp.csr_matrix((0, len(matcher.terms)), dtype=np.int64)
+    return DocStats(
+        docids=np.zeros(0, dtype=object),
+        lengths=np.zeros(0, dtype=np.int64),
+        group_counts=np.zeros((0, len(matcher.groups)), dtype=np.int64),
+        groups=matcher.groups,
+        terms=matcher.terms,
+        term_group=matcher.term_group,
+        term_counts=term_counts,
+        tokenizer=matcher.tokenizer,
+    )
+
+
+# ---- sources ---------------------------------------------------------------------------------
+class _Source(NamedTuple):
+    label: str
+    path: Path
+    kind: str  # "ranges" (regular, uncompressed), "gzip" or "stream"
+    start: int  # first byte after a byte-order mark (ranges only)
+    handle: object  # an open binary file (closed by the caller)
+    head: bytes  # bytes already read from a stream
+
+
+def _cannot_read(label: str, exc: OSError) -> InputError:
+    reason = exc.strerror or type(exc).__name__
+    return InputError(
+        f"{label}: cannot be read ({reason}); expected a readable docid<TAB>text file"
+    )
+
+
+def _open_source(path: str | Path, label: str | None = None) -> _Source:
+    """Open a collection file and find out how to read it (regular or stream, gzip or not)."""
+    path = Path(path)
+    label = str(path) if label is None else label
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{label}: no such file; expected a docid<TAB>text file") from None
+    except OSError as exc:
+        raise _cannot_read(label, exc) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{label}: is a directory; expected a docid<TAB>text file")
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        raise _cannot_read(label, exc) from None
+    try:
+        if stat.S_ISREG(info.st_mode):
+            head = os.pread(handle.fileno(), 3, 0)
+            if head[:2] == GZIP_MAGIC:
+                return _Source(label, path, "gzip", 0, handle, b"")
+            return _Source(label, path, "ranges", 3 if head == UTF8_BOM else 0, handle, b"")
+        head = handle.read(3)  # a pipe or device: read, never seek
+        return _Source(label, path, "gzip" if head[:2] == GZIP_MAGIC else "stream", 0, handle, head)
+    except OSError as exc:
+        handle.close()
+        raise _cannot_read(label, exc) from None
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _complete_lines_end(data: bytes) -> int:
+    """Length of the longest prefix of ``data`` that ends with a complete line break."""
+    last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if last < 0:
+        return 0
+    if data[last] == 13 and last == len(data) - 1:  # a \r whose \n may follow: wait for it
+        earlier = max(data.rfind(b"\n", 0, last), data.rfind(b"\r", 0, last))
+        return earlier + 1
+    return last + 1
+
+
+def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[bytes, int, str]]:
+    """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
+    (``where`` names what offsets count: the file or its decompressed bytes)."""
+    if source.kind == "gzip":
+        raw = source.handle if not source.head else _Prefixed(source.head, source.handle)
+        reader = gzip.GzipFile(fileobj=raw, mode="rb")
+        where = "the decompressed file"
+    else:
+        reader = io.BufferedReader(_Prefixed(source.head, source.handle), 1 << 16)
+        where = "the file"
+    offset = 0
+    carry = b""
+    first = True
+    while True:
+        try:
+            chunk = reader.read(block_bytes)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise InputError(
+                f"{source.label}: the gzip data is truncated or corrupt after {offset} "
+                f"decompressed bytes ({exc}); expected a complete gzip file"
+            ) from None
+        except OSError as exc:
+            raise _cannot_read(source.label, exc) from None
+        if not chunk:
+            if carry:
+                yield carry, offset, where
+            return
+        if first:
+            first = False
+            if chunk.startswith(UTF8_BOM):
+                chunk, offset = chunk[3:], 3
+        data = carry + chunk if carry else chunk
+        cut = _complete_lines_end(data)
+        if cut == 0:
+            carry = data
+            continue
+        yield data[:cut], offset, where
+        offset += cut
+        carry = data[cut:]
+
+
+def _next_cut(fd: int, pos: int, end: int) -> int:
+    """The first position ≥ ``pos`` just after a complete line break (``end`` if none)."""
+    while pos < end:
+        window = os.pread(fd, min(1 << 16, end - pos), pos)
+        if not window:
+            return end
+        hits = [i for i in (window.find(b"\n"), window.find(b"\r")) if i >= 0]
+        if not hits:
+            pos += len(window)
+            continue
+        i = min(hits)
+        if window[i] == 13:  # \r\n counts as one break
+            following = window[i + 1 : i + 2] or os.pread(fd, 1, pos + i + 1)
+            return min(end, pos + i + (2 if following == b"\n" else 1))
+        return pos + i + 1
+    return end
+
+
+def _range_cuts(fd: int, start: int, end: int, target: int) -> Iterator[tuple[int, int]]:
+    while start < end:
+        stop = _next_cut(fd, min(start + target, end), end) if start + target < end else end
+        yield start, stop
+        start = stop
+
+
+def partition_byte_ranges(path: str | Path, target_bytes: int) -> list[tuple[int, int]]:
+    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering a collection.
+
+    ``path`` must be a regular, uncompressed file (a gzip file or a stream cannot be split:
+    read those with :func:`iter_collection_stats`).  The ranges are contiguous, cover every
+    line (the first one starts after a UTF-8 byte-order mark) and each ends just after a line
+    break (``\\n``, ``\\r\\n`` or ``\\r``) or at the end of the file; an empty file has none.
+    Pass each range to :func:`byte_range_stats`.
+    """
+    if target_bytes < 1:
+        raise ValueError(f"target_bytes must be ≥ 1, got {target_bytes}")
+    source = _open_source(path)
+    try:
+        if source.kind != "ranges":
+            raise InputError(
+                f"{source.label}: a {'gzip file' if source.kind == 'gzip' else 'stream'} "
+                "cannot be split into byte ranges; expected a regular, uncompressed file"
+            )
+        fd = source.handle.fileno()
+        size = os.fstat(fd).st_size
+        return list(_range_cuts(fd, source.start, size, target_bytes))
+    finally:
+        source.handle.close()
+
+
+def byte_range_stats(
+    path: str | Path,
+    start: int,
+    end: int,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+) -> DocStats:
+    """Statistics of the lines in bytes ``[start, end)`` of a regular, uncompressed file.
+
+    ``start`` and ``end`` must be line-aligned (from :func:`partition_byte_ranges`); a
+    byte-order mark at offset 0 is skipped.  Same rules and numbers as the local reader; a
+    bad line raises :class:`CollectionLineError` whose ``byte_offset`` is the absolute offset
+    of that line.  Docids are not checked for repeats (that needs every range: the caller's
+    job).  Runs on the calling thread.
+    """
+    matcher = _TermMatcher(lexicon, tokenizer)
+    source = _open_source(path)
+    try:
+        if source.kind != "ranges":
+            raise InputError(
+                f"{source.label}: byte ranges need a regular, uncompressed file; "
+                f"found a {'gzip file' if source.kind == 'gzip' else 'stream'}"
+            )
+        fd = source.handle.fileno()
+        start = max(start, source.start)
+        blocks = []
+        for a, b in _range_cuts(fd, start, end, DEFAULT_BLOCK_BYTES):
+            try:
+                blocks.append(_scan(os.pread(fd, b - a, a), a, matcher, per_term))
+            except _BlockError as exc:
+                raise CollectionLineError(
+                    f"{source.label}: line at byte offset {exc.byte_offset}: {exc.message}",
+                    str(path),
+                    exc.byte_offset,
+                    exc.message,
+                ) from None
+    finally:
+        source.handle.close()
+    if not blocks:
+        return _empty_stats(matcher, per_term)
+    return DocStats.concat([_block_stats(b, matcher) for b in blocks])
+
+
+def line_number_at(path: str | Path, byte_offset: int) -> int:
+    """The 1-based number of the line that starts at ``byte_offset`` of an uncompressed file
+    (line breaks ``\\n``, ``\\r\\n``, ``\\r``)."""
+    breaks = 0
+    previous_cr = False
+    with open(path, "rb") as handle:
+        remaining = byte_offset
+        while remaining > 0:
+            chunk = handle.read(min(remaining, 1 << 22))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            breaks += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            if previous_cr and chunk.startswith(b"\n"):
+                breaks -= 1
+            previous_cr = chunk.endswith(b"\r")
+    return breaks + 1
+
+
+# ---- the local engine ------------------------------------------------------------------------
+def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
+    """``fn`` over ``tasks`` on ``workers`` threads, results in task order, at most
+    ``2 * workers`` tasks in flight (bounded memory)."""
+    if workers <= 1:
+        for task in tasks:
+            yield fn(task)
+        return
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rankbias-scan")
+    try:
+        pending: deque = deque()
+        for task in tasks:
+            pending.append(pool.submit(fn, task))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> Iterator[_Block]:
+    from rankbias import kernel
+
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
+    if source.kind == "ranges":
+        fd = source.handle.fileno()
+        size = os.fstat(fd).st_size
+
+        def run(cut):
+            a, b = cut
+            return _scan(os.pread(fd, b - a, a), a, matcher, per_term)
+
+        return _ordered(run, _range_cuts(fd, source.start, size, block_bytes), workers)
+
+    def run_bytes(task):
+        data, offset, where = task
+        return _scan(data, offset, matcher, per_term, where)
+
+    return _ordered(run_bytes, _sequential_blocks(source, block_bytes), workers)
+
+
+def _located_blocks(blocks: Iterator[_Block], label: str) -> Iterator[_Block]:
+    """Turn block-relative errors into ``file:line`` errors."""
+    lines_before = 0
+    try:
+        for block in blocks:
+            yield block
+            lines_before += len(block.lengths)
+    except _BlockError as exc:
+        raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
+
+
+def _check_unique(blocks: list[_Block] | tuple, label: str, docid_at) -> None:
+    """Raise on the first line whose docid an earlier line already used.
+
+    Candidates are found from two 64-bit hashes per document; ``docid_at(lines)`` recovers
+    the docids of 0-based lines to confirm them and name the docid (``None``: the source
+    cannot be re-read, and the 128-bit hash match is reported as it is).
+    """
+    h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
+    h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
+    order = np.argsort(h1)
+    s1 = h1[order]
+    tied = np.flatnonzero(s1[1:] == s1[:-1])
+    if len(tied) == 0:
+        return
+    # the rare lines whose first hash is shared: compare both hashes, in line order
+    candidates = np.unique(np.concatenate([order[tied], order[tied + 1]]))
+    order = candidates[np.lexsort((candidates, h2[candidates], h1[candidates]))]
+    s1, s2 = h1[order], h2[order]
+    same = np.flatnonzero((s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1]))
+    pairs = sorted((int(order[k + 1]), int(order[k])) for k in same)  # (later, earlier)
+    for later, earlier in pairs:
+        if docid_at is None:
+            raise located(
+                label,
+                later + 1,
+                f"the docid repeats the one on line {earlier + 1} (found by hashing; a stream "
+                "cannot be re-read to show it); expected each docid once",
+            )
+        a, b = docid_at([earlier, later])
+        if a == b:
+            raise located(
+                label,
+                later + 1,
+                f"docid {b!r} is already used on line {earlier + 1}; expected each docid once",
+            )
+
+
+def _docids_at_lines(path: Path, indices: list[int]) -> list[str]:
+    """The docids of 0-based lines ``indices``, re-read from a (possibly gzip) file."""
+    wanted = {i + 1: None for i in indices}
+    last = max(wanted)
+    with open(path, "rb") as raw:
+        binary = gzip.GzipFile(fileobj=raw) if raw.read(2) == GZIP_MAGIC else raw
+        raw.seek(0)
+        with io.TextIOWrapper(binary, encoding="utf-8-sig", newline=None) as text:
+            for number, line in enumerate(text, start=1):
+                if number in wanted:
+                    wanted[number] = line.partition("\t")[0]
+                if number >= last:
+                    break
+    return [wanted[i + 1] for i in indices]
+
+
+def _iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes=DEFAULT_BLOCK_BYTES):
+    """``(matcher, blocks)``: the raw blocks of a collection file, in order, checked for
+    repeated docids when the stream ends."""
+    matcher = _TermMatcher(lexicon, tokenizer)
+    workers = workers or os.cpu_count() or 1
+    source = _open_source(path)
+
+    def blocks():
+        hashes = []
+        try:
+            for block in _located_blocks(
+                _source_blocks(source, matcher, per_term, workers, block_bytes), source.label
+            ):
+                hashes.append((block.hashes, block.hashes2))
+                yield block
+        finally:
+            source.handle.close()
+        rereadable = stat.S_ISREG(os.stat(source.path).st_mode)
+        _check_unique(
+            hashes,
+            source.label,
+            (lambda lines: _docids_at_lines(source.path, lines)) if rereadable else None,
+        )
+
+    return matcher, blocks()
+
+
+def iter_collection_stats(
+    path: str | Path,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    workers: int | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> Iterator[DocStats]:
+    """Stream the statistics of a collection file, one :class:`DocStats` per block.
+
+    See the module docstring for the format and the sources accepted.  Blocks of about
+    ``block_bytes`` are scanned by ``workers`` threads (default: all cores), at most two
+    blocks per thread in flight, so memory does not grow with the collection.  Errors name
+    the file and line; a repeated docid is found when the stream ends.
+    """
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
+    matcher, blocks = _iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes)
+    for block in blocks:
+        yield _block_stats(block, matcher)
+
+
+def read_collection_stats(
+    path: str | Path,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    workers: int | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> DocStats:
+    """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
+    parts = list(iter_collection_stats(path, lexicon, tokenizer, per_term, workers, block_bytes))
+    if not parts:
+        raise located(path, None, f"the collection is empty; {_EXPECTED}")
+    return DocStats.concat(parts)
+
+
+# ---- iterators -------------------------------------------------------------------------------
+def _pair_blocks(pairs: Iterable[tuple[str, str]], label: str, block_bytes: int):
+    """Encode ``(docid, text)`` pairs as collection lines, in blocks ``(bytes, offset, where)``."""
+    buffer: list[bytes] = []
+    size = 0
+    offset = 0
+    for position, (docid, text) in enumerate(pairs, start=1):
+        if "\t" in docid or "\n" in docid or "\r" in docid:
+            raise located(
+                label, position, f"docid {docid!r} contains a tab or a line break; expected none"
+            )
+        clean = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+        raw = f"{docid}\t{clean}\n".encode("utf-8", "surrogatepass")
+        buffer.append(raw)
+        size += len(raw)
+        if size >= block_bytes:
+            yield b"".join(buffer), offset, "the documents"
+            offset += size
+            buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer), offset, "the documents"
+
+
+def stats_from_pairs(
+    pairs: Iterable[tuple[str, str]],
+    lexicon: Lexicon,
+    label: str,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    workers: int | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> DocStats:
+    """Statistics of ``(docid, text)`` pairs from any iterator (e.g. an ``ir_datasets`` corpus).
+
+    Tabs and line breaks inside a text become spaces; the docid rules of collection files
+    apply.  "line" in error messages is the 1-based position of the document in the iterator,
+    and ``label`` names the source.
+    """
+    from rankbias import kernel
+
+    matcher = _TermMatcher(lexicon, tokenizer)
+    workers = workers or os.cpu_count() or 1
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
+
+    def run(task):
+        data, offset, where = task
+        return _scan(data, offset, matcher, per_term, where)
+
+    blocks = list(
+        _located_blocks(_ordered(run, _pair_blocks(pairs, label, block_bytes), workers), label)
+    )
+    if not blocks:
+        raise InputError(f"{label}: the collection is empty")
+    stats = DocStats.concat([_block_stats(b, matcher) for b in blocks])
+    _check_unique(
+        [(b.hashes, b.hashes2) for b in blocks],
+        label,
+        lambda lines: [stats.docids[i] for i in lines],
+    )
+    return stats
+
+
+def collection_stats(
+    source: str | Path,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    workers: int | None = None,
+) -> DocStats:
+    """Statistics of a collection given as a file path or an ``ir_datasets`` id.
+
+    A path that exists is read as ``docid<TAB>text`` (see the module docstring).  Otherwise
+    ``source`` is taken as an ``ir_datasets`` id (e.g. ``msmarco-passage``), imported lazily;
+    if ``ir_datasets`` is not installed, the id is unknown or its data cannot be obtained
+    (e.g. offline), the error says so.
+    """
+    path = Path(source)
+    if path.exists():
+        return read_collection_stats(path, lexicon, tokenizer, per_term, workers)
+    corpus = _ir_datasets_corpus(str(source))
+    pairs = ((doc.doc_id, document_text(doc)) for doc in corpus.docs_iter())
+    return stats_from_pairs(pairs, lexicon, str(source), tokenizer, per_term, workers)
+
+
+def document_text(doc) -> str:
+    """The text of an ``ir_datasets`` document (``default_text()`` where it exists)."""
+    if hasattr(doc, "default_text"):
+        return doc.default_text()
+    return doc.text
+
+
+def _shortened(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_DOWNLOAD_ERRORS = (OSError, EOFError, zlib.error, RuntimeError, ValueError)
+
+
+class _OfflineSafeCorpus:
+    """An ``ir_datasets`` corpus whose calls and document iterator turn a failed download (no
+    network, a missing mirror, an unreadable cache) into an :class:`InputError`."""
+
+    def __init__(self, dataset_id: str, corpus):
+        self._id = dataset_id
+        self._corpus = corpus
+
+    def _unavailable(self, exc: BaseException) -> InputError:
+        return InputError(
+            f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
+            f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
+            "ir_datasets cache (~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; "
+            "or pass a docid<TAB>text file"
+        )
+
+    def __getattr__(self, name):
+        attribute = getattr(self._corpus, name)
+        if not callable(attribute):
+            return attribute
+
+        def guarded(*args, **kwargs):
+            try:
+                return attribute(*args, **kwargs)
+            except InputError:
+                raise
+            except _DOWNLOAD_ERRORS as exc:
+                raise self._unavailable(exc) from None
+
+        return guarded
+
+    def docs_iter(self):
+        try:
+            yield from self._corpus.docs_iter()
+        except InputError:
+            raise
+        except _DOWNLOAD_ERRORS as exc:
+            raise self._unavailable(exc) from None
+
+
+def _ir_datasets_corpus(dataset_id: str):
+    try:
+        import ir_datasets
+    except ModuleNotFoundError:
+        raise InputError(
+            f"collection {dataset_id!r}: no such file, and ir_datasets (needed to read it as an "
+            "ir_datasets id) is not installed; install it with `pip install 'rankbias[msmarco]'` "
+            "or pass a docid<TAB>text file"
+        ) from None
+    try:
+        corpus = ir_datasets.load(dataset_id)
+    except KeyError:
+        raise InputError(
+            f"collection {dataset_id!r}: no such file and not a known ir_datasets id; expected "
+            "a docid<TAB>text file or an id such as msmarco-passage"
+        ) from None
+    if not corpus.has_docs():
+        raise InputError(f"ir_datasets id {dataset_id!r} has no documents")
+    return _OfflineSafeCorpus(dataset_id, corpus)

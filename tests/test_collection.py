@@ -1,0 +1,395 @@
+"""Tests of rankbias.collection: the collection reader's rules, sources and public API.
+
+Each rule is a table row: the bytes of a collection file and either the expected message
+(fragment, with its ``file:line``) or the expected numbers, checked by hand.  Every row is
+read as a plain file, as a gzip file and through a FIFO (a stream that cannot seek).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias.collection import (
+    CollectionLineError,
+    _ir_datasets_corpus,
+    byte_range_stats,
+    collection_stats,
+    iter_collection_stats,
+    line_number_at,
+    partition_byte_ranges,
+    read_collection_stats,
+    stats_from_pairs,
+)
+from rankbias.errors import InputError
+from rankbias.lexicon import Lexicon
+
+LEX = Lexicon.from_mapping({"she": "f", "her": "f", "señora": "f", "he": "m", "him": "m"})
+REPO = Path(__file__).resolve().parents[1]
+
+# (id, bytes, expected): expected is (docids, lengths, [[f, m], ...]) or (line, fragment)
+GOOD = [
+    ("lf", b"a\tShe met him\nb\the\n", (["a", "b"], [3, 1], [[1, 1], [0, 1]])),
+    ("crlf", b"a\tshe he\r\nb\thim\r\n", (["a", "b"], [2, 1], [[1, 1], [0, 1]])),
+    ("cr only", b"a\tshe\rb\the\rc\ther her\r",
+     (["a", "b", "c"], [1, 1, 2], [[1, 0], [0, 1], [2, 0]])),
+    ("mixed breaks", b"a\tshe\r\nb\the\rc\thim\n",
+     (["a", "b", "c"], [1, 1, 1], [[1, 0], [0, 1], [0, 1]])),
+    ("no final break", b"a\tshe\nb\the him", (["a", "b"], [1, 2], [[1, 0], [0, 2]])),
+    ("bom at start", b"\xef\xbb\xbfa\tshe\n", (["a"], [1], [[1, 0]])),
+    ("trailing white space", b"a\tshe \x0c \x1c \n", (["a"], [1], [[1, 0]])),
+    ("unicode", "a\tSeñora y él\nb\tSHE\n".encode(), (["a", "b"], [3, 1], [[1, 0], [1, 0]])),
+    ("unicode docid", "dé\tshe\n".encode(), (["dé"], [1], [[1, 0]])),
+]  # fmt: skip
+BAD = [
+    ("second tab", b"a\tshe\nb\tshe\the\n",
+     (2, "found 2 tabs in 'b\\tshe\\the'; expected exactly one tab")),
+    ("trailing tab", b"a\tshe\t\n", (1, "found 2 tabs in 'a\\tshe\\t'")),
+    ("no tab", b"a\tshe\nb she\n", (2, "found no tab in 'b she'; expected 'docid<TAB>text'")),
+    ("empty docid", b"a\tshe\n\the\n", (2, "found an empty docid")),
+    ("docid with a space", b"a b\tshe\n",
+     (1, "docid 'a b' contains white space, which a run file cannot name")),
+    ("docid with nbsp", "x\u00a0y\tshe\n".encode(), (1, "docid 'x\\xa0y' contains white space")),
+    ("leading space", b"a\tshe\n b\the\n", (2, "docid ' b' contains white space")),
+    ("bom inside", b"a\tshe\n\xef\xbb\xbfb\the\n",
+     (2, "docid '\\ufeffb' contains a byte-order mark")),
+    ("empty text", b"a\tshe\nb\t \x0c \n", (2, "document 'b' has no text")),
+    ("unicode-space text", "a\t\u3000\n".encode(), (1, "document 'a' has no text")),
+    ("empty line", b"a\tshe\n\nb\the\n", (2, "found an empty collection line")),
+    ("crlf empty line", b"a\tshe\r\n\r\nb\the\r\n", (2, "found an empty collection line")),
+    ("cr splits a line", b"a\tshe\rhe\n", (2, "found no tab in 'he'")),
+    ("not utf-8", b"a\tshe\nb\the \xff\n", (2, "byte 0xff at byte offset 11 of the")),
+    ("duplicate docid", b"a\tshe\nb\the\na\thim\n", (3, "docid 'a' is already used on line 1")),
+]  # fmt: skip
+
+
+def write(path: Path, data: bytes, kind: str) -> Path:
+    if kind == "gzip":
+        path.write_bytes(gzip.compress(data))
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def read_via(tmp_path: Path, data: bytes, kind: str, **options):
+    """Read ``data`` as a plain file, a gzip file or from a FIFO fed by a thread."""
+    if kind != "fifo":
+        path = write(tmp_path / f"c-{kind}.tsv", data, kind)
+        return path, read_collection_stats(path, LEX, **options)
+    path = tmp_path / "c.fifo"
+    os.mkfifo(path)
+
+    def feed():
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        return path, read_collection_stats(path, LEX, **options)
+    finally:
+        writer.join(timeout=10)
+
+
+KINDS = ["plain", "gzip", "fifo"]
+_LINES = b"".join(b"d%d\tshe said %d\n" % (i, i * 7919 % 10007) for i in range(5000))
+_TRUNCATED_GZIP = gzip.compress(_LINES)[: len(gzip.compress(_LINES)) // 2]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("data", "expected"), [c[1:] for c in GOOD], ids=[c[0] for c in GOOD])
+def test_good_collections(tmp_path, kind, data, expected):
+    _, stats = read_via(tmp_path, data, kind, workers=1)
+    docids, lengths, counts = expected
+    assert stats.docids.tolist() == docids
+    assert stats.lengths.tolist() == lengths
+    assert stats.group_counts.tolist() == counts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("data", "expected"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_collections(tmp_path, kind, data, expected):
+    line, fragment = expected
+    if kind == "fifo" and "already used" in fragment:  # a stream cannot be re-read: see below
+        fragment = "the docid repeats the one on line 1"
+    path = tmp_path / ("c.fifo" if kind == "fifo" else f"c-{kind}.tsv")
+    with pytest.raises(InputError) as info:
+        read_via(tmp_path, data, kind, workers=2, block_bytes=4)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: "), message
+    assert fragment in message, message
+
+
+def test_duplicate_docid_in_a_stream_is_found_without_rereading(tmp_path):
+    with pytest.raises(InputError, match=r"c\.fifo:3: the docid repeats the one on line 1"):
+        read_via(tmp_path, b"a\tshe\nb\the\na\thim\n", "fifo", workers=1)
+
+
+def test_bad_line_in_a_later_block_with_many_threads(tmp_path):
+    lines = [f"p{i}\tfiller text she" for i in range(2000)] + ["bad line"]
+    path = write(tmp_path / "c.tsv", ("\n".join(lines) + "\n").encode(), "plain")
+    with pytest.raises(InputError, match=re.escape(f"{path}:2001: found no tab in 'bad line'")):
+        read_collection_stats(path, LEX, workers=2, block_bytes=1000)
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda p: p.mkdir(), "is a directory; expected a docid<TAB>text file"),
+        (lambda p: None, "no such file"),
+        (lambda p: p.write_bytes(_TRUNCATED_GZIP), "gzip data is truncated"),
+        (lambda p: p.write_bytes(b"\x1f\x8b not really gzip"), "truncated or corrupt"),
+        (lambda p: p.write_bytes(b""), "the collection is empty"),
+    ],
+    ids=["directory", "missing", "truncated gzip", "bad gzip", "empty"],
+)  # fmt: skip
+def test_unreadable_sources_are_input_errors(tmp_path, make, fragment):
+    path = tmp_path / "c.tsv.gz"
+    make(path)
+    with pytest.raises(InputError, match=re.escape(fragment)) as info:
+        read_collection_stats(path, LEX, workers=1)
+    assert str(info.value).startswith(str(path))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path):
+    path = write(tmp_path / "c.tsv", b"a\tshe\n", "plain")
+    path.chmod(0)
+    with pytest.raises(InputError, match="cannot be read"):
+        read_collection_stats(path, LEX, workers=1)
+
+
+def test_gzip_is_recognised_by_its_bytes_not_its_name(tmp_path):
+    plain_named_gz = write(tmp_path / "plain.tsv.gz", b"a\tshe he\n", "plain")
+    gzip_named_tsv = write(tmp_path / "packed.tsv", b"a\tshe he\n", "gzip")
+    for path in (plain_named_gz, gzip_named_tsv):
+        stats = read_collection_stats(path, LEX, workers=1)
+        assert stats.group_counts.tolist() == [[1, 1]]
+
+
+def test_empty_fifo_is_empty_not_judged_by_size(tmp_path):
+    with pytest.raises(InputError, match="the collection is empty"):
+        read_via(tmp_path, b"", "fifo", workers=1)
+
+
+def test_gzip_through_a_fifo(tmp_path):
+    _, stats = read_via(tmp_path, gzip.compress(b"a\tshe\nb\the him\n"), "fifo", workers=1)
+    assert stats.group_counts.tolist() == [[1, 0], [0, 2]]
+
+
+def _command(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    return subprocess.run(
+        [sys.executable, "-m", "rankbias.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        **kwargs,
+    )
+
+
+def test_stats_reads_dev_stdin_and_process_substitution(tmp_path):
+    terms = tmp_path / "terms.csv"
+    terms.write_text("she,f\nhe,m\n")
+    source = write(tmp_path / "c.tsv", b"a\tshe he she\nb\tnothing\n", "plain")
+    out = tmp_path / "stdin.csv"
+    with open(source, "rb") as stdin:
+        done = _command("stats", "--collection", "/dev/stdin", "--terms", str(terms),
+                        "--out", str(out), "--workers", "1", stdin=stdin)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # a: f 2, m 1 -> 1 - (|2/3 - 1/2| + |1/3 - 1/2|) = 2/3; b: no term -> neutral, 1
+    assert out.read_text().splitlines()[1:] == ["a,3,2,1,0.6666666666666667", "b,1,0,0,1.0"]
+    out2 = tmp_path / "subst.csv"
+    script = (
+        f"{sys.executable} -m rankbias.cli stats --collection <(cat {source}) "
+        f"--terms {terms} --out {out2}"
+    )
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out2.read_text() == out.read_text()
+
+
+def test_no_worker_outlives_a_killed_stats(tmp_path):
+    """kill -9 of `rankbias stats` leaves no process behind (the scan runs on threads)."""
+    terms = tmp_path / "terms.csv"
+    terms.write_text("she,f\nhe,m\n")
+    path = tmp_path / "big.tsv"
+    line = b"she said he would go there and she did not " * 8
+    with open(path, "wb") as handle:
+        for start in range(0, 400_000, 20_000):
+            handle.write(b"".join(b"d%d\t%s\n" % (i, line) for i in range(start, start + 20_000)))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rankbias.cli", "stats", "--collection", str(path),
+         "--terms", str(terms), "--out", str(tmp_path / "o.parquet"), "--workers", "2"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    children: set[int] = set()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and process.poll() is None:
+        children |= _descendants(process.pid)
+        if (
+            Path(f"/proc/{process.pid}/task").exists()
+            and len(list(Path(f"/proc/{process.pid}/task").iterdir())) > 1
+        ):  # the scanning threads have started
+            break
+        time.sleep(0.05)
+    children |= _descendants(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    alive = {pid for pid in children if Path(f"/proc/{pid}").exists()}
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = {pid for pid in alive if Path(f"/proc/{pid}").exists()}
+    assert alive == set()
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in map(int, kids):
+            found |= {kid} | _descendants(kid)
+    return found
+
+
+# ---- the API for distributed drivers ----------------------------------------------------------
+BREAKS = st.sampled_from(["\n", "\r\n", "\r"])
+LINE = st.tuples(
+    st.lists(st.sampled_from(["she", "He", "him", "x", "señora", "the", ",", "é"]), min_size=1,
+             max_size=8).map(" ".join),
+    BREAKS,
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(LINE, min_size=1, max_size=40),
+    target=st.integers(min_value=1, max_value=200),
+    bom=st.booleans(),
+    last_break=st.booleans(),
+)
+def test_byte_ranges_cover_the_file_and_equal_the_reader(
+    tmp_path_factory, lines, target, bom, last_break
+):
+    text = "".join(f"d{i}\t{t}{br}" for i, (t, br) in enumerate(lines))
+    if not last_break:
+        text = text.rstrip("\r\n")
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    path = tmp_path_factory.mktemp("r") / "c.tsv"
+    path.write_bytes(data)
+    ranges = partition_byte_ranges(path, target)
+    assert ranges[0][0] == (3 if bom else 0) and ranges[-1][1] == len(data)
+    assert all(a < b for a, b in ranges)
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(len(ranges) - 1))
+    for _, end in ranges[:-1]:  # every cut is just after a complete line break
+        assert data[end - 1 : end] in (b"\n", b"\r")
+        assert not (data[end - 1 : end] == b"\r" and data[end : end + 1] == b"\n")
+    parts = [byte_range_stats(path, a, b, LEX, per_term=True) for a, b in ranges]
+    whole = read_collection_stats(path, LEX, per_term=True, workers=1)
+    assert np.concatenate([p.docids for p in parts]).tolist() == whole.docids.tolist()
+    assert np.concatenate([p.lengths for p in parts]).tolist() == whole.lengths.tolist()
+    assert np.concatenate([p.group_counts for p in parts]).tolist() == whole.group_counts.tolist()
+    expected = [[Counter(re.findall(r"[^\W_]+", t.lower()))[term] for term in LEX.terms]
+                for t, _ in lines]  # fmt: skip
+    stacked = np.vstack([p.term_counts.toarray() for p in parts])
+    assert stacked.tolist() == expected
+
+
+def test_byte_range_error_carries_the_offset_of_the_bad_line(tmp_path):
+    data = b"a\tshe\r\nb\the\rc\tbad\ttab\nd\the\n"
+    path = write(tmp_path / "c.tsv", data, "plain")
+    start = data.index(b"c\t")
+    with pytest.raises(CollectionLineError) as info:
+        byte_range_stats(path, 0, len(data), LEX)
+    err = info.value
+    assert err.byte_offset == start == 12  # "a\tshe\r\n" is 7 bytes, "b\the\r" 5
+    assert line_number_at(path, err.byte_offset) == 3
+    assert err.problem.startswith("found 2 tabs in 'c\\tbad\\ttab'")
+    again = pickle.loads(pickle.dumps(err))
+    assert (again.byte_offset, again.problem, str(again)) == (12, err.problem, str(err))
+
+
+def test_byte_ranges_refuse_gzip_and_empty_file_has_none(tmp_path):
+    packed = write(tmp_path / "c.tsv", b"a\tshe\n", "gzip")
+    with pytest.raises(InputError, match="cannot be split into byte ranges"):
+        partition_byte_ranges(packed, 100)
+    empty = write(tmp_path / "e.tsv", b"", "plain")
+    assert partition_byte_ranges(empty, 100) == []
+    assert len(byte_range_stats(empty, 0, 0, LEX)) == 0
+
+
+# ---- iterators and ir_datasets ---------------------------------------------------------------
+def test_pairs_follow_the_same_rules():
+    stats = stats_from_pairs([("a", "She\tsaid\nhe"), ("b", "him")], LEX, "corpus", workers=1)
+    assert stats.lengths.tolist() == [3, 1]
+    assert stats.group_counts.tolist() == [[1, 1], [0, 1]]
+    with pytest.raises(InputError, match=r"corpus:2: docid 'b c' contains white space"):
+        stats_from_pairs([("a", "she"), ("b c", "he")], LEX, "corpus", workers=1)
+    with pytest.raises(InputError, match=r"corpus:2: docid 'b\\tc' contains a tab"):
+        stats_from_pairs([("a", "she"), ("b\tc", "he")], LEX, "corpus", workers=1)
+    with pytest.raises(InputError, match=r"corpus:3: docid 'a' is already used on line 1"):
+        stats_from_pairs([("a", "she"), ("b", "he"), ("a", "x")], LEX, "corpus", workers=1)
+
+
+class _FailingCorpus:
+    def has_docs(self):
+        return True
+
+    def docs_count(self):
+        raise OSError("[Errno 101] Network is unreachable")
+
+    def docs_iter(self):
+        raise ConnectionError("[Errno -3] Temporary failure in name resolution")
+        yield  # pragma: no cover
+
+
+def test_offline_ir_datasets_id_is_an_input_error(monkeypatch):
+    import types
+
+    fake = types.ModuleType("ir_datasets")
+    fake.load = lambda dataset_id: _FailingCorpus()
+    monkeypatch.setitem(sys.modules, "ir_datasets", fake)
+    with pytest.raises(InputError) as info:
+        collection_stats("msmarco-passage", LEX, workers=1)
+    message = str(info.value)
+    assert "ir_datasets id 'msmarco-passage'" in message
+    assert "could not be read or downloaded (ConnectionError" in message
+    corpus = _ir_datasets_corpus("msmarco-passage")
+    assert corpus.has_docs()
+    with pytest.raises(InputError, match=r"could not be read or downloaded \(OSError: \[Errno 101"):
+        corpus.docs_count()
+
+
+def test_iter_collection_stats_streams_blocks(tmp_path):
+    lines = b"".join(b"d%d\tshe he him\n" % i for i in range(500))
+    path = write(tmp_path / "c.tsv", lines, "plain")
+    blocks = list(iter_collection_stats(path, LEX, workers=2, block_bytes=512))
+    assert len(blocks) > 5
+    assert sum(len(b) for b in blocks) == 500
+    assert np.vstack([b.group_counts for b in blocks]).sum(axis=0).tolist() == [500, 1000]

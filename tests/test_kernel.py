@@ -1,0 +1,216 @@
+"""Tests of rankbias.kernel: the compiled scanner equals the reference tokenisers and a Counter.
+
+The reference is written here, independently of the package: ``re.findall(r"[^\\W_]+",
+text.lower())`` (default) or ``text.lower().split(" ")`` (whitespace) on the text after the
+tab with trailing white space removed, and a ``Counter`` of the tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankbias import kernel
+from rankbias.collection import _kernel_terms, _scan
+from rankbias.lexicon import Lexicon
+from rankbias.text import _TermMatcher
+
+LEX = Lexicon.from_mapping(
+    {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m",
+     "2nd": "m", "a1": "f"}
+)  # fmt: skip
+
+
+def reference(texts: list[str], lexicon: Lexicon, tokenizer: str):
+    lengths, counts, per_term = [], [], []
+    for text in texts:
+        stripped = text.rstrip().lower()
+        if tokenizer == "default":
+            tokens = re.findall(r"[^\W_]+", stripped)
+        else:
+            tokens = stripped.split(" ")
+        tf = Counter(tokens)
+        lengths.append(len(tokens))
+        counts.append([sum(tf[t] for t in lexicon.terms_of(g)) for g in lexicon.groups])
+        per_term.append([tf[t] for t in lexicon.terms])
+    return lengths, counts, per_term
+
+
+def raw_scan(data: bytes, lexicon: Lexicon, tokenizer: str, want_hits: bool = True):
+    matcher = _TermMatcher(lexicon, tokenizer)
+    terms = _kernel_terms(matcher)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return kernel.scanner()(
+        buf, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+        terms.term_group, len(matcher.groups), terms.max_term, want_hits,
+    )  # fmt: skip
+
+
+ASCII_PIECES = st.one_of(
+    st.sampled_from(["she", "SHE", "He", "him,", "her.", "man_", "_he", "2nd", "A1", "a1b"]),
+    st.sampled_from(["woman", "hers", "the", "x_y", "  ", " ", ".", "-", "\x0b", "\x0c", "\x1c"]),
+    st.text(alphabet="abehimnorsw ABEHIMS019_-,.!'", max_size=6),
+)
+ASCII_TEXT = st.lists(ASCII_PIECES, min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(ASCII_TEXT.filter(lambda t: t.strip() != ""), min_size=1, max_size=10),
+    tokenizer=st.sampled_from(["default", "whitespace"]),
+)
+def test_compiled_scanner_alone_equals_the_reference_on_ascii(texts, tokenizer):
+    """ASCII lines are counted by the compiled code itself (no line is handed on)."""
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode("ascii")
+    status, n, bounds, lengths, counts, flags, _, _, _, hits, n_hits = raw_scan(
+        data, LEX, tokenizer
+    )
+    expected_lengths, expected_counts, expected_terms = reference(texts, LEX, tokenizer)
+    assert status == kernel.STATUS_OK and n == len(texts)
+    assert flags[:n].tolist() == [0] * n
+    assert lengths[:n].tolist() == expected_lengths
+    assert counts[:n].tolist() == expected_counts
+    per_term = np.zeros((n, len(LEX.terms)), dtype=int)
+    np.add.at(per_term, (hits[:n_hits, 0], hits[:n_hits, 1]), 1)
+    assert per_term.tolist() == expected_terms
+
+
+def test_scanner_by_hand():
+    # line 1: "She met HIM, he said 2nd." -> she met him he said 2nd: 6 tokens, f 1, m 3
+    # line 2: "x_y\x0c" -> x y: 2 tokens; whitespace: ["x_y"] (\x0c stripped): 1 token
+    data = b"a\tShe met HIM, he said 2nd.\nb\tx_y\x0c\n"
+    status, n, _, lengths, counts, *_ = raw_scan(data, LEX, "default")
+    assert (status, n) == (kernel.STATUS_OK, 2)
+    assert lengths[:2].tolist() == [6, 2]
+    assert counts[:2].tolist() == [[1, 3], [0, 0]]  # groups (f, m)
+    # whitespace: she | met | him, | he | said | 2nd. -> 6 tokens; 'she' (f) and 'he' (m)
+    status, n, _, lengths, counts, *_ = raw_scan(data, LEX, "whitespace")
+    assert lengths[:2].tolist() == [6, 1]
+    assert counts[:2].tolist() == [[1, 1], [0, 0]]
+
+
+def test_non_ascii_lines_are_handed_on_and_bad_lines_stop_the_scan():
+    data = "a\tseñora she\nb\the\tx\nc\the\n".encode()
+    status, n, bounds, _, _, flags, *_ = raw_scan(data, LEX, "default")
+    assert n == 1 and flags[0] == kernel.FLAG_NON_ASCII  # line a: for the exact path
+    assert status == kernel.STATUS_BAD_LINE  # line b has two tabs; the scan stops there
+    assert data[bounds[1, 0] : bounds[1, 3]] == b"b\the\tx"
+
+
+@pytest.mark.parametrize("tokenizer", ["default", "whitespace"])
+def test_docid_bytes_and_hashes(tokenizer):
+    data = b"doc1\tshe\r\nd2\the\rdoc1\thim"
+    status, n, bounds, _, _, _, hashes, docid_data, offsets, *_ = raw_scan(data, LEX, tokenizer)
+    assert (status, n) == (kernel.STATUS_OK, 3)
+    assert offsets[:4].tolist() == [0, 4, 6, 10]
+    assert bytes(docid_data[:10]) == b"doc1d2doc1"
+    assert hashes[0].tolist() == hashes[2].tolist() != hashes[1].tolist()
+    assert bounds[:3, 0].tolist() == [0, 10, 16]  # \r\n and a lone \r end lines
+
+
+WIDE_PIECES = st.one_of(
+    ASCII_PIECES,
+    st.sampled_from(["señora", "SEÑORA", "İ", "ΣΑΣ", "é", "\u00a0", "\u3000", "\x85", "中文"]),
+    st.text(alphabet="aehmnos éñİΣσς中_.,'0 ", max_size=5),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(WIDE_PIECES, min_size=1, max_size=10).map("".join).filter(lambda t: t.strip()),
+        min_size=1,
+        max_size=10,
+    ),
+    tokenizer=st.sampled_from(["default", "whitespace"]),
+)
+def test_scanner_with_the_exact_path_equals_the_reference(texts, tokenizer):
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
+    block = _scan(data, 0, _TermMatcher(LEX, tokenizer), per_term=True)
+    lengths, counts, per_term = reference(texts, LEX, tokenizer)
+    assert block.docids.to_pylist() == [f"d{i}" for i in range(len(texts))]
+    assert block.lengths.tolist() == lengths
+    assert block.group_counts.tolist() == counts
+    assert block.term_counts.toarray().tolist() == per_term
+
+
+def test_jit_and_ahead_of_time_scanners_agree():
+    """The just-in-time fallback gives what the loaded scanner gives."""
+    kernel._jit_helpers()
+    jit_scan = kernel._jit(kernel._scan_block)
+    rng = np.random.default_rng(3)
+    vocab = ["she", "He", "HIM,", "x_y", "señora", "2nd", "  ", "the", "a1", "\x0c"]
+    lines = [f"d{i}\tw {' '.join(rng.choice(vocab, rng.integers(1, 12)))}" for i in range(300)]
+    data = np.frombuffer("\n".join(lines).encode(), dtype=np.uint8)
+    for tokenizer in ("default", "whitespace"):
+        matcher = _TermMatcher(LEX, tokenizer)
+        terms = _kernel_terms(matcher)
+        args = (
+            data, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+            terms.term_group, 2, terms.max_term, True,
+        )  # fmt: skip
+        ours, theirs = kernel.scanner()(*args), jit_scan(*args)
+        n = ours[1]
+        assert n == theirs[1] == 300
+        for a, b in zip(ours[2:9], theirs[2:9], strict=True):
+            assert np.array_equal(a[:n], b[:n])
+        assert ours[10] == theirs[10] and np.array_equal(ours[9][: ours[10]], theirs[9][: ours[10]])
+
+
+def test_a_cold_first_run_builds_the_scanner_and_is_correct(tmp_path):
+    """With an empty cache the first process compiles the scanner (ahead of time where a C
+    compiler is available, else just in time), and its numbers are right; the next process
+    reuses what the first one built."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    terms = tmp_path / "terms.csv"
+    terms.write_text("she,f\nhe,m\n")
+    collection = tmp_path / "c.tsv"
+    collection.write_bytes(b"a\tShe and he, she.\nb\tnothing here\n")
+    script = (
+        "import sys\n"
+        "from rankbias.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "from rankbias import kernel\n"
+        "print(kernel.KERNEL_KIND)\n"
+        "sys.exit(code)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(repo / "src"), RANKBIAS_CACHE_DIR=str(tmp_path / "k"))
+    kinds = []
+    for run in ("first", "second"):
+        out = tmp_path / f"{run}.csv"
+        done = subprocess.run(
+            [sys.executable, "-c", script, "stats", "--collection", str(collection),
+             "--terms", str(terms), "--out", str(out)],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        kinds.append(done.stdout.split()[-1])
+        # a: she and he she -> 4 tokens, f 2, m 1: 1 - (1/6 + 1/6) = 2/3; b: 2 tokens, neutral
+        assert out.read_text().splitlines() == [
+            "docid,length,f,m,neutrality",
+            "a,4,2,1,0.6666666666666667",
+            "b,2,0,0,1.0",
+        ]
+    assert kinds[0] in ("aot", "jit") and kinds[1] == kinds[0]
+    if kinds[0] == "aot":
+        assert list((tmp_path / "k").glob("_rankbias_scan_*"))
+
+
+def test_compiled_code_is_loaded_only_from_a_private_directory(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could plant a module here
+    monkeypatch.setenv("RANKBIAS_CACHE_DIR", str(shared))
+    assert kernel.cache_dir() is None
+    shared.chmod(0o700)
+    assert kernel.cache_dir() == shared
