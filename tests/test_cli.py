@@ -160,8 +160,8 @@ def bad_path_cases(files, tmp_path):
         ({}, a_dir, "unknown output format"),
         ({}, tmp_path / "o.xlsx", "unknown output format (.xlsx); expected a name ending in"),
         ({}, tmp_path / "o", "unknown output format (no suffix)"),
-        ({"collection": truncated}, out, "expected a complete .gz file"),
-        ({"collection": not_gzip}, out, "expected a complete .gz file or an uncompressed one"),
+        ({"collection": truncated}, out, "expected a complete gzip file"),
+        ({"collection": not_gzip}, out, "content is not gzip-compressed"),
         ({"run": latin1_run}, out, "expected UTF-8"),
     ]
 

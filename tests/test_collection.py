@@ -174,11 +174,15 @@ def test_unreadable_file(tmp_path):
 
 
 def test_gzip_is_recognised_by_its_bytes_not_its_name(tmp_path):
-    plain_named_gz = write(tmp_path / "plain.tsv.gz", b"a\tshe he\n", "plain")
     gzip_named_tsv = write(tmp_path / "packed.tsv", b"a\tshe he\n", "gzip")
-    for path in (plain_named_gz, gzip_named_tsv):
-        stats = read_collection_stats(path, LEX, workers=1)
-        assert stats.group_counts.tolist() == [[1, 1]]
+    stats = read_collection_stats(gzip_named_tsv, LEX, workers=1)
+    assert stats.group_counts.tolist() == [[1, 1]]
+
+
+def test_plain_file_named_gz_is_refused_as_by_every_reader(tmp_path):
+    plain_named_gz = write(tmp_path / "plain.tsv.gz", b"a\tshe he\n", "plain")
+    with pytest.raises(InputError, match="not gzip-compressed"):
+        read_collection_stats(plain_named_gz, LEX, workers=1)
 
 
 def test_empty_fifo_is_empty_not_judged_by_size(tmp_path):

@@ -14,9 +14,9 @@ the line, and saying what was found and what was expected):
   empty; an empty line is refused.
 
 Sources, all read through :func:`iter_collection_stats`: a regular file (read in line-aligned
-byte ranges, in parallel), a gzip file (recognised by its magic bytes, not by its suffix, so a
-plain file named ``.gz`` is read as plain text), and any stream — a pipe, a FIFO,
-``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read sequentially (gzip or
+byte ranges, in parallel), a gzip file (recognised by its magic bytes, not by its suffix; a
+file named ``.gz`` whose content is not gzip is refused, as by every other reader), and any
+stream — a pipe, a FIFO, ``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read sequentially (gzip or
 not); emptiness is judged by reading, never by the file size.  ``ir_datasets`` corpora and other
 ``(docid, text)`` iterators go through the same line rules (:func:`stats_from_pairs`).
 
@@ -379,14 +379,22 @@ def _open_source(path: str | Path, label: str | None = None) -> _Source:
     try:
         if stat.S_ISREG(info.st_mode):
             head = os.pread(handle.fileno(), 3, 0)
-            if head[:2] == GZIP_MAGIC:
-                return _Source(label, path, "gzip", 0, handle, b"")
-            return _Source(label, path, "ranges", 3 if head == UTF8_BOM else 0, handle, b"")
-        head = handle.read(3)  # a pipe or device: read, never seek
-        return _Source(label, path, "gzip" if head[:2] == GZIP_MAGIC else "stream", 0, handle, head)
+        else:
+            head = handle.read(3)  # a pipe or device: read, never seek
     except OSError as exc:
         handle.close()
         raise _cannot_read(label, exc) from None
+    if path.name.endswith(".gz") and head[:2] != GZIP_MAGIC:
+        handle.close()  # the same rule as every other reader (rankbias.inputs)
+        raise InputError(
+            f"{label}: the name ends in '.gz' but the content is not gzip-compressed "
+            f"(first bytes {head[:2]!r}); expected a gzip-compressed collection, or rename the file"
+        )
+    if stat.S_ISREG(info.st_mode):
+        if head[:2] == GZIP_MAGIC:
+            return _Source(label, path, "gzip", 0, handle, b"")
+        return _Source(label, path, "ranges", 3 if head == UTF8_BOM else 0, handle, b"")
+    return _Source(label, path, "gzip" if head[:2] == GZIP_MAGIC else "stream", 0, handle, head)
 
 
 class _Prefixed(io.RawIOBase):
