@@ -364,3 +364,18 @@ def test_term_measures_equal_their_kernels_called_directly():
     for metric in ("ted", "texfair_norbdf"):
         got = frame[frame.metric == metric].value.to_numpy().reshape(2, 2)  # cutoff × query
         np.testing.assert_allclose(got.T, direct[metric])
+
+
+def test_metric_lists_all_and_defaults():
+    from rankbias.scoring import DEFAULT_METRICS, parse_metric_list
+
+    assert parse_metric_list(None) == DEFAULT_METRICS
+    everything = parse_metric_list("all")
+    # RaB/ARaB and their group parts × four magnitudes, FaiRR ×3, AWRF/RBDF/TED/TExFAIR ×2
+    assert len(everything) == 24 + 3 + 5 and "arab_tf_paper_m" in everything
+    assert "duo" not in everything and "crbo" not in everything
+    assert parse_metric_list("texfair@10, nfairr(tau=0,strict=true)") == (
+        "texfair@10", "nfairr(tau=0,strict=true)",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="unknown parameter 'x' of texfair"):
+        parse_metric_list("texfair(x=1)")

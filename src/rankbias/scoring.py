@@ -85,13 +85,20 @@ INPUT_ARGUMENTS = {
 
 def parse_metric_list(text: str | None) -> tuple[str, ...]:
     """``"rab_tc,nfairr(tau=0)@10"`` → the items, each checked by the parser; ``None`` → the
-    defaults; ``"all"`` → every measure computable from term statistics alone."""
-    from rankbias.metrics.measures import measures, split_measure_list
+    defaults; ``"all"`` → every measure computable from term statistics alone (RaB/ARaB and
+    their group parts with every magnitude, under their historical labels ``rab_tc`` …)."""
+    from rankbias.metrics.measures import ALIASES, measures, split_measure_list
 
     if text is None or text.strip() == "":
         return DEFAULT_METRICS
     if text.strip() == "all":
-        return tuple(m.name for m in measures() if m.inputs == (Input.TERM_STATISTICS,))
+        names: list[str] = []
+        for measure in measures():
+            if measure.inputs != (Input.TERM_STATISTICS,):
+                continue
+            labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
+            names += labels or [measure.name]
+        return tuple(names)
     items = tuple(item for item in split_measure_list(text) if item)
     for item in items:
         parse_measure(item)
