@@ -89,6 +89,8 @@ def test_the_listing_has_the_documented_columns():
             {"step": 2, "discount": "log2(i)"},
         ),  # fmt: skip
         ("nfairr(tau=1)", "nfairr", None, {"tau": 1.0}),  # a default is not part of the label
+        ("TExFAIR@10", "texfair", 10, {}),  # names are case-insensitive
+        ("ARaB_TF@5", "arab_tf", 5, {"magnitude": "tf"}),
     ],
 )
 def test_parser_reads_types_and_round_trips(text, label, cutoff, given):

@@ -408,6 +408,9 @@ def parse_measure(text: str) -> MeasureRequest:
         cutoff, text = int(tail), head.strip()
     name, paren, rest = text.partition("(")
     name = name.strip()
+    _load_families()
+    if name not in MEASURES and name not in ALIASES:
+        name = name.lower()  # TExFAIR@10, NFaiRR@10: names are case-insensitive
     given: dict[str, object] = {}
     if name in ALIASES:
         target, preset = ALIASES[name]
