@@ -379,3 +379,32 @@ def test_metric_lists_all_and_defaults():
     )  # fmt: skip
     with pytest.raises(ValueError, match="unknown parameter 'x' of texfair"):
         parse_metric_list("texfair(x=1)")
+
+
+def test_per_list_measures_equal_their_functions_called_on_each_prefix():
+    from rankbias.metrics.duo import signed_duo
+    from rankbias.metrics.rank_fairness import rkl
+
+    lists = {"q1": ["d1", "d2", "d3", "d4"], "q2": ["d4", "d2", "d1"]}
+    scores = {"d1": 0.3, "d2": -0.8, "d3": 1.1, "d4": -0.1}
+    polarisation = pd.DataFrame(
+        [(q, d, scores[d]) for q, docs in lists.items() for d in docs],
+        columns=["qid", "docid", "score"],
+    )
+    membership = {"d1": True, "d2": False, "d3": False, "d4": True}
+    frame = score_runs(
+        make_run(lists), None,
+        ["signed_duo(variance=global)", "rkl(normalisation=min_max,step=2)", "duo"], [2, 3, 4],
+        polarisation=polarisation, group_membership=membership,
+    )  # fmt: skip
+    for qid, docs in lists.items():
+        for k in (2, 3, 4):
+            top = docs[:k]
+            assert value(frame, "signed_duo(variance=global)", k, qid) == pytest.approx(
+                signed_duo([scores[d] for d in top], variance="global")
+            )
+            expected = rkl([membership[d] for d in top], normalisation="min_max", step=2)
+            got = value(frame, "rkl(step=2,normalisation=min_max)", k, qid)
+            assert got == pytest.approx(expected, nan_ok=True)
+    # two documents: every ordering has the same DCV -> 0.5 (cut points 2 ≤ i < n are empty)
+    assert value(frame, "duo", 2) == 0.5
