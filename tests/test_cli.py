@@ -90,7 +90,7 @@ BAD_OPTIONS = [
     (["--workers", "two"], "argument --workers: 'two' is not an integer"),
     (["--background-depth", "0"], "argument --background-depth: '0' is less than 1"),
     (["--order", "rank"], "argument --order: invalid choice: 'rank'"),
-    (["--metrics", "nfair"], "--metrics: unknown metric 'nfair'"),
+    (["--metrics", "nfair"], "--metrics: unknown measure 'nfair'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ]
 

@@ -136,7 +136,7 @@ def test_empty_queries_are_reported():
 
 def test_bad_parameters():
     run = make_run({"q1": ["d1"]})
-    with pytest.raises(ValueError, match="unknown metric 'nfair'"):
+    with pytest.raises(ValueError, match="unknown measure 'nfair'; known measures: rab, "):
         score_runs(run, stats_of(TEXTS), ["nfair"])
     three = Lexicon.from_mapping({"she": "f", "he": "m", "they": "n"})
     with pytest.raises(InputError, match="exactly two groups"):
@@ -257,3 +257,154 @@ def test_a_huge_cutoff_reads_the_whole_list_without_allocating_for_it():
     for metric in ("texfair", "awrf"):
         for qid in ("q1", "q2"):
             assert value(huge, metric, 1_000_000_000, qid) == value(small, metric, 3, qid)
+
+
+# ---- the one scorer: any registered measure, its inputs, name@k ------------------------------
+def test_name_at_k_equals_the_cutoffs_argument_and_parameters_label_the_rows():
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d4", "d3"]})
+    stats = stats_of(TEXTS)
+    at_k = score_runs(run, stats, ["texfair@2", "arab(magnitude=tf)@2"], [5])
+    plain = score_runs(run, stats, ["texfair", "arab_tf"], [2])
+    pd.testing.assert_frame_equal(at_k, plain)
+    # a parameter in the name labels the rows; as a keyword option it sets the default only
+    frame = score_runs(run, stats, ["nfairr(tau=0)@2", "nfairr@2"], [5])
+    assert set(frame.metric) == {"nfairr(tau=0)", "nfairr"}
+    by_option = score_runs(run, stats, ["nfairr"], [2], tau=0)
+    assert frame[frame.metric == "nfairr(tau=0)"].value.tolist() == by_option.value.tolist()
+    # τ = 0: d4 (one f, one m) is no longer neutral by the threshold but balanced: ω = 1;
+    # d3 (no terms) ω = 1 still.  q2 = [d4, d3] -> FaiRR@2 = 1 + v2 = the ideal -> NFaiRR 1
+    assert value(frame, "nfairr(tau=0)", 2, "q2") == pytest.approx(1.0)
+
+
+def test_a_measure_without_its_input_names_the_input():
+    run = make_run({"q1": ["d1", "d2"]})
+    for name, missing in (
+        ("duo@2", "polarisation_scores"),
+        ("rnd", "group_membership"),
+        ("crbo", "counterfactual_run"),
+        ("prf_m", "relevance"),
+    ):
+        with pytest.raises(InputError, match=f"measure {name.split('@')[0]}.* needs the input "
+                           f"{missing}, which was not supplied"):  # fmt: skip
+            score_runs(run, stats_of(TEXTS), [name], [2])
+    with pytest.raises(InputError, match="needs the input term_statistics"):
+        score_runs(run, None, ["texfair"], [2])
+
+
+def brute_duo(scores):
+    """Duo by the definition (prefix variance, cut points 2 ≤ i < n) over every ordering."""
+    import itertools
+
+    def dcv(order):
+        return sum(np.var(order[:i]) / math.log2(i) for i in range(2, len(order)))
+
+    values = [dcv(list(p)) for p in itertools.permutations(scores)]
+    low, high = min(values), max(values)
+    return 0.5 if high - low < 1e-15 else 1 - (dcv(list(scores)) - low) / (high - low)
+
+
+def test_duo_and_rnd_through_the_scorer_equal_the_definitions():
+    run = make_run({"q1": ["d1", "d2", "d3", "d4"], "q2": ["d3", "d1", "d2"]})
+    polarisation = pd.DataFrame(
+        [("q1", "d1", 0.9), ("q1", "d2", -0.4), ("q1", "d3", 0.1), ("q1", "d4", -1.2),
+         ("q2", "d3", 0.5), ("q2", "d1", 0.7), ("q2", "d2", -0.2)],
+        columns=["qid", "docid", "score"],
+    )  # fmt: skip
+    frame = score_runs(run, None, ["duo"], [3, 4], polarisation=polarisation)
+    assert value(frame, "duo", 4) == pytest.approx(brute_duo([0.9, -0.4, 0.1, -1.2]))
+    assert value(frame, "duo", 3) == pytest.approx(brute_duo([0.9, -0.4, 0.1]))
+    assert value(frame, "duo", 4, "q2") == pytest.approx(brute_duo([0.5, 0.7, -0.2]))
+    # rND: the 3-item example worked by hand (protected second: 0.568 under max-normalisation)
+    membership = {"d1": False, "d2": True, "d3": False, "d4": False}
+    frame = score_runs(
+        make_run({"q1": ["d1", "d2", "d3"]}), None,
+        ["rnd@3", "rnd(normalisation=min_max)@3"], [3], group_membership=membership,
+    )  # fmt: skip
+    fairest, unfair = 1 / 3 + (1 / 6) / math.log2(3), 2 / 3 + (1 / 6) / math.log2(3)
+    assert value(frame, "rnd", 3) == pytest.approx(fairest / unfair)
+    assert value(frame, "rnd(normalisation=min_max)", 3) == 0.0
+    with pytest.raises(InputError, match="ranks document 'd4'.*no group membership"):
+        score_runs(make_run({"q1": ["d4"]}), None, ["rnd"], [1], group_membership={"d1": True})
+
+
+def test_prf_and_crbo_through_the_scorer_by_hand():
+    # q1: d1 (m, relevant, top), d2 (f, relevant), d3 (no terms, not relevant)
+    # q2: d3 (not relevant, top), d2 (f, relevant)
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d3", "d2"]})
+    qrels = pd.DataFrame(
+        [("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d2", 2), ("q2", "d3", 0)],
+        columns=["qid", "docid", "relevance"],
+    )
+    measures = ["prf_m", "prf_f", "nprf_f", "delta_a_prf", "pd"]
+    frame = score_runs(run, stats_of(TEXTS), measures, [3], qrels=qrels)
+    assert value(frame, "prf_m", 3) == 1 and value(frame, "prf_f", 3) == 1
+    # min–max scores of q1: d1 = 1, d2 = 0.5, d3 = 0 -> nPRF_f = sqrt(0.5²) = 0.5
+    assert value(frame, "nprf_f", 3) == pytest.approx(0.5)
+    assert math.isnan(value(frame, "prf_m", 3, "q2")) and value(frame, "prf_f", 3, "q2") == 0
+    # |ΔA-PRF| = |mean PRF_m over {q1} − mean PRF_f over {q1, q2}| = |1 − 0.5|
+    assert value(frame, "delta_a_prf", 3, "all") == pytest.approx(0.5)
+    # PD: nPRF_m(q1) = 1; nPRF_f = 0.5 (q1), 0 (q2) -> ((1 − 0.5)² + (1 − 0)²)/2
+    assert value(frame, "pd", 3, "all") == pytest.approx((0.25 + 1) / 2)
+    # CRBO: q1 unchanged (RBO 1), q2 disjoint (RBO 0) -> 0.5
+    counterfactual = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d1", "d4"]}, "run_cf")
+    frame = score_runs(run, None, ["rbo", "crbo"], [2], counterfactual=counterfactual)
+    assert value(frame, "rbo", 2) == pytest.approx(1.0) and value(frame, "rbo", 2, "q2") == 0
+    assert value(frame, "crbo", 2, "all") == pytest.approx(0.5)
+
+
+def test_term_measures_equal_their_kernels_called_directly():
+    from rankbias.metrics.texfair import term_exposure_family
+
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d4"]})
+    frame = score_runs(run, stats_of(TEXTS), ["ted", "texfair_norbdf"], [1, 3])
+    # magnitudes (f, m) and lengths of the ranked documents, by hand from TEXTS
+    counts = np.array([[[0, 2], [2, 0], [0, 0]], [[1, 1], [0, 0], [0, 0]]], dtype=float)
+    lengths = np.array([[4, 4, 3], [3, 0, 0]], dtype=float)
+    direct = term_exposure_family(counts, lengths, np.array([3, 1]), [1, 3])
+    for metric in ("ted", "texfair_norbdf"):
+        got = frame[frame.metric == metric].value.to_numpy().reshape(2, 2)  # cutoff × query
+        np.testing.assert_allclose(got.T, direct[metric])
+
+
+def test_metric_lists_all_and_defaults():
+    from rankbias.scoring import DEFAULT_METRICS, parse_metric_list
+
+    assert parse_metric_list(None) == DEFAULT_METRICS
+    everything = parse_metric_list("all")
+    # RaB/ARaB and their group parts × four magnitudes, FaiRR ×3, AWRF/RBDF/TED/TExFAIR ×2
+    assert len(everything) == 24 + 3 + 5 and "arab_tf_paper_m" in everything
+    assert "duo" not in everything and "crbo" not in everything
+    assert parse_metric_list("texfair@10, nfairr(tau=0,strict=true)") == (
+        "texfair@10", "nfairr(tau=0,strict=true)",
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="unknown parameter 'x' of texfair"):
+        parse_metric_list("texfair(x=1)")
+
+
+def test_per_list_measures_equal_their_functions_called_on_each_prefix():
+    from rankbias.metrics.duo import signed_duo
+    from rankbias.metrics.rank_fairness import rkl
+
+    lists = {"q1": ["d1", "d2", "d3", "d4"], "q2": ["d4", "d2", "d1"]}
+    scores = {"d1": 0.3, "d2": -0.8, "d3": 1.1, "d4": -0.1}
+    polarisation = pd.DataFrame(
+        [(q, d, scores[d]) for q, docs in lists.items() for d in docs],
+        columns=["qid", "docid", "score"],
+    )
+    membership = {"d1": True, "d2": False, "d3": False, "d4": True}
+    frame = score_runs(
+        make_run(lists), None,
+        ["signed_duo(variance=global)", "rkl(normalisation=min_max,step=2)", "duo"], [2, 3, 4],
+        polarisation=polarisation, group_membership=membership,
+    )  # fmt: skip
+    for qid, docs in lists.items():
+        for k in (2, 3, 4):
+            top = docs[:k]
+            assert value(frame, "signed_duo(variance=global)", k, qid) == pytest.approx(
+                signed_duo([scores[d] for d in top], variance="global")
+            )
+            expected = rkl([membership[d] for d in top], normalisation="min_max", step=2)
+            got = value(frame, "rkl(step=2,normalisation=min_max)", k, qid)
+            assert got == pytest.approx(expected, nan_ok=True)
+    # two documents: every ordering has the same DCV -> 0.5 (cut points 2 ≤ i < n are empty)
+    assert value(frame, "duo", 2) == 0.5

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "rankbias.commands.data",
     "rankbias.commands.stats",
     "rankbias.commands.score",
+    "rankbias.commands.metrics",
 )
 
 EXIT_USAGE = 2

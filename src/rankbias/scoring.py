@@ -1,45 +1,57 @@
-"""Score runs against per-document statistics: the tidy table every analysis consumes.
+"""Score runs with any registered measures: the tidy table every analysis consumes.
 
-:func:`score_runs` takes one or more :class:`~rankbias.runs.Run` objects, the
-:class:`~rankbias.text.DocStats` of the collection, a list of metric names from
-:mod:`rankbias.metrics.registry` and cutoffs, and returns one row per
-``(run, qid, metric, cutoff)`` with a ``value`` column.  Per run, the documents of every query
-are gathered into one padded ``(n_queries, K)`` matrix of collection rows and each metric
-family is computed for all queries and cutoffs in one call.  ``K`` is the largest cutoff or the
-longest list, whichever is smaller: a cutoff ``k`` reads position ``min(k, length)`` (the
-book's "Conventions" page), so a cutoff beyond every list costs no memory.  Each cutoff is
-used once (``5,5`` gives one row per query, not two).
+:func:`score_runs` takes one or more :class:`~rankbias.runs.Run` objects, the inputs the
+requested measures declare (:class:`rankbias.metrics.measures.Input`: the collection's
+:class:`~rankbias.text.DocStats` for the term statistics, relevance judgements, polarisation
+scores, group membership, counterfactual runs), a list of measures — registered names or names
+with parameters and cut-offs as :func:`rankbias.metrics.measures.parse_measure` reads them
+(``texfair@10``, ``nfairr(tau=0)``) — and cut-offs, and returns one row per
+``(run, qid, metric, cutoff)`` with a ``value`` column (``qid = "all"`` for a system-level
+measure).  A measure given as ``name@k`` is computed at ``k`` only; the others at ``cutoffs``.
+
+Per run, the documents of every query are gathered into one padded ``(n_queries, K)`` matrix
+(:class:`RankedInputs`) and each measure's kernel is called once for all queries and cut-offs;
+kernels of one family share their intermediate results.  ``K`` is the largest cut-off or the
+longest list, whichever is smaller: a cut-off ``k`` reads position ``min(k, length)`` (the
+book's "Conventions" page).  Each cut-off is used once (``5,5`` gives one row per query).
 
 Nothing is dropped silently:
 
-- documents of a run that the collection lacks are an :class:`~rankbias.errors.InputError`
-  naming the first few and the count; ``missing="neutral"`` reproduces the released code
-  (such a document has no group terms and ``ω = 1``) and the count per run is reported in
-  ``frame.attrs["missing_documents"]``;
+- a measure whose inputs were not supplied is an :class:`~rankbias.errors.InputError` naming
+  the missing input;
+- documents of a run that the collection lacks are an error naming the first few and the
+  count; ``missing="neutral"`` reproduces the released code (such a document has no group
+  terms and ``ω = 1``) and the count per run is reported in ``frame.attrs["missing_documents"]``;
+  a ranked document without a polarisation score or group membership is an error;
 - a query with an empty list is an error; ``empty="nan"`` scores it as NaN and lists it in
   ``frame.attrs["empty_queries"]``;
-- a query absent from a background run is an error (the released code prints and skips it);
-- undefined values (NaN) follow ``METRICS.md`` and are counted per metric in
-  ``frame.attrs["undefined_values"]``.
+- a query absent from a background or counterfactual run is an error;
+- undefined values (NaN, the undefined cases of the "Conventions" page) are counted per metric
+  in ``frame.attrs["undefined_values"]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError
-from rankbias.metrics import fairr as fairr_family
 from rankbias.metrics import rab as rab_family
-from rankbias.metrics import texfair as texfair_family
+from rankbias.metrics.measures import PARAMETERS, Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
-from rankbias.metrics.registry import METRICS, get_metric
 from rankbias.runs import Run
 from rankbias.text import DocStats
 
-__all__ = ["DEFAULT_METRICS", "DEFAULT_CUTOFFS", "score_runs", "parse_metric_list"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "DEFAULT_CUTOFFS",
+    "RankedInputs",
+    "score_runs",
+    "parse_metric_list",
+    "required_inputs",
+]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
 DEFAULT_METRICS = (
@@ -59,18 +71,51 @@ DEFAULT_METRICS = (
 )
 MISSING_POLICIES = ("error", "neutral")
 SHOW_IDS = 5
+SYSTEM_QID = "all"
+
+#: How to supply each input to :func:`score_runs`.
+INPUT_ARGUMENTS = {
+    Input.TERM_STATISTICS: "stats (the collection's DocStats)",
+    Input.RELEVANCE: "qrels (a table qid, docid, relevance)",
+    Input.POLARISATION: "polarisation (a table qid, docid, score)",
+    Input.GROUP_MEMBERSHIP: "group_membership (docid → protected, or a table docid, protected)",
+    Input.COUNTERFACTUAL_RUN: "counterfactual (a Run, or run name → Run)",
+}
 
 
 def parse_metric_list(text: str | None) -> tuple[str, ...]:
-    """``"rab_tc,nfairr"`` → names, each checked against the registry; ``None`` → defaults."""
+    """``"rab_tc,nfairr(tau=0)@10"`` → the items, each checked by the parser; ``None`` → the
+    defaults; ``"all"`` → every measure computable from term statistics alone (RaB/ARaB and
+    their group parts with every magnitude, under their historical labels ``rab_tc`` …)."""
+    from rankbias.metrics.measures import ALIASES, measures, split_measure_list
+
     if text is None or text.strip() == "":
         return DEFAULT_METRICS
     if text.strip() == "all":
-        return tuple(METRICS)
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    for name in names:
-        get_metric(name)
-    return names
+        names: list[str] = []
+        for measure in measures():
+            if measure.inputs != (Input.TERM_STATISTICS,):
+                continue
+            labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
+            names += labels or [measure.name]
+        return tuple(names)
+    items = tuple(item for item in split_measure_list(text) if item)
+    for item in items:
+        parse_measure(item)
+    return items
+
+
+def _request(item: str | MeasureRequest) -> MeasureRequest:
+    return item if isinstance(item, MeasureRequest) else parse_measure(item)
+
+
+def required_inputs(metrics: Sequence[str | MeasureRequest]) -> dict[Input, list[str]]:
+    """Input → the measures (as given) that need it."""
+    needed: dict[Input, list[str]] = {}
+    for item in metrics:
+        for kind in _request(item).measure.inputs:
+            needed.setdefault(kind, []).append(str(item))
+    return needed
 
 
 def _ranked_rows(
@@ -101,10 +146,217 @@ def _gather(per_doc: np.ndarray, rows: np.ndarray, absent_value) -> np.ndarray:
     return extended[rows]
 
 
+class RankedInputs:
+    """What a kernel reads for one run: the ranked lists as padded matrices, and the inputs.
+
+    Every accessor gathers the per-document values of the first ``width`` documents of each
+    list; a position beyond a list's length is padding.  ``cache`` is per run (results shared
+    by the kernels of one family), ``collection_cache`` per collection (shared by all runs).
+    """
+
+    def __init__(self, run: Run, width: int, supplied: dict, options: dict, collection_cache):
+        self.run = run
+        self.width = max(width, 1)
+        self.qids = run.qids
+        self.n_queries = len(run.qids)
+        self.list_lengths = np.minimum(run.list_lengths, self.width)
+        self.supplied = supplied
+        self.options = options
+        self.cache: dict = {}
+        self.collection_cache = collection_cache
+        self.missing_documents: dict[str, int] = {}
+
+    # ---- term statistics ---------------------------------------------------------------
+    @property
+    def collection(self) -> DocStats:
+        return self.supplied[Input.TERM_STATISTICS]
+
+    def _rows(self) -> np.ndarray:
+        if "rows" not in self.cache:
+            rows, _, n_missing = _ranked_rows(
+                self.run, self.collection, self.width, self.options["missing"], "run"
+            )
+            self.cache["rows"] = rows
+            self.missing_documents[self.run.name] = n_missing
+        return self.cache["rows"]
+
+    def ranked(self, per_document: np.ndarray, absent_value) -> np.ndarray:
+        """``per_document`` values (first axis = collection rows) at every ranked position."""
+        return _gather(per_document, self._rows(), absent_value)
+
+    def ranked_group_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_queries, K, n_groups)`` magnitudes ``M_g(d_r)`` and ``(n_queries, K)`` lengths."""
+        if "group_counts" not in self.cache:
+            self.cache["group_counts"] = (
+                self.ranked(self.collection.group_counts, 0),
+                self.ranked(self.collection.lengths, 0),
+            )
+        return self.cache["group_counts"]
+
+    def ranked_magnitudes(self, kind: str) -> np.ndarray:
+        """RaB/ARaB magnitudes of ``kind`` at every ranked position."""
+        key = ("magnitudes", kind)
+        if key not in self.collection_cache:
+            log_sums = self.collection.log_tf_sums() if kind == "tf_paper" else None
+            self.collection_cache[key] = rab_family.document_magnitudes(
+                self.collection.group_counts, kind, log_sums
+            )
+        return self.ranked(self.collection_cache[key], 0.0)
+
+    def group_column(self, label: str) -> int:
+        groups = self.collection.groups
+        if label not in groups:
+            raise InputError(
+                f"group {label!r} is not in the word list, which has groups {list(groups)} "
+                "(set female=/male=)"
+            )
+        return groups.index(label)
+
+    def background_ranked(self, per_document: np.ndarray, absent_value):
+        """Values of the background run's documents for each query, and the list lengths."""
+        background = self.options["background"]
+        if not isinstance(background, Run):
+            raise InputError(
+                "background=run needs a background run; expected score_runs(background=<Run>)"
+            )
+        run = self.run
+        present = np.isin(run.qids, background.qids)
+        if not present.all():
+            lacking = run.qids[~present]
+            raise InputError(
+                f"background run {background.name!r} has no documents for {len(lacking)} "
+                f"query(ies) of run {run.name!r}, e.g. {', '.join(map(str, lacking[:SHOW_IDS]))}; "
+                "expected a background list for every scored query"
+            )
+        sub = background.restrict(run.qids)
+        depth = int(sub.list_lengths.max()) if len(sub.qids) else 0
+        rows, lengths, n_missing = _ranked_rows(
+            sub, self.collection, depth, self.options["missing"], "background run"
+        )
+        self.missing_documents[f"{background.name} (background)"] = n_missing
+        return _gather(per_document, rows, absent_value), lengths
+
+    # ---- other inputs -------------------------------------------------------------------
+    def _padded_docids(self) -> np.ndarray:
+        return pad_lists(self.run.offsets, self.run.docids, self.width, fill=None)
+
+    def _per_pair(self, kind: Input, table: pd.Series, what: str) -> np.ndarray:
+        """Values of a (qid, docid)-indexed series at every ranked position (NaN = padding)."""
+        qids = np.repeat(self.run.qids, self.run.list_lengths)
+        keep = np.concatenate([np.arange(n) < self.width for n in self.run.list_lengths])
+        index = pd.MultiIndex.from_arrays([qids[keep], self.run.docids[keep]])
+        found = table.reindex(index)
+        if found.isna().any():
+            first = index[np.flatnonzero(found.isna().to_numpy())[0]]
+            raise InputError(
+                f"{kind.value}: run {self.run.name!r} ranks document {first[1]!r} for query "
+                f"{first[0]!r}, which has no {what} ({int(found.isna().sum())} such position(s)"
+                "); expected one for every ranked document within the cut-offs"
+            )
+        lengths = self.list_lengths
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
+
+    def polarisation(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_queries, K)`` polarisation scores in rank order, and the list lengths."""
+        if "polarisation" not in self.cache:
+            self.cache["polarisation"] = self._per_pair(
+                Input.POLARISATION, self.supplied[Input.POLARISATION], "polarisation score"
+            )
+        return self.cache["polarisation"], self.list_lengths
+
+    def membership(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
+        if "membership" not in self.cache:
+            membership = self.supplied[Input.GROUP_MEMBERSHIP]
+            docids = self._padded_docids()
+            valid = np.arange(self.width)[None, :] < self.list_lengths[:, None]
+            flags = np.zeros(docids.shape, dtype=bool)
+            for i, j in zip(*np.nonzero(valid), strict=True):
+                docid = docids[i, j]
+                if docid not in membership:
+                    raise InputError(
+                        f"group_membership: run {self.run.name!r} ranks document {docid!r} "
+                        f"(query {self.qids[i]!r}), which has no group membership; expected "
+                        "one for every ranked document within the cut-offs"
+                    )
+                flags[i, j] = bool(membership[docid])
+            self.cache["membership"] = flags
+        return self.cache["membership"], self.list_lengths
+
+    def relevance(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(n_queries, K)`` relevance (unjudged = not relevant), retrieval scores, lengths."""
+        if "relevance" not in self.cache:
+            qrels = self.supplied[Input.RELEVANCE]
+            qids = np.repeat(self.run.qids, self.run.list_lengths)
+            index = pd.MultiIndex.from_arrays([qids, self.run.docids])
+            relevant = (qrels.reindex(index).fillna(0).to_numpy() > 0).astype(np.float64)
+            self.cache["relevance"] = (
+                pad_lists(self.run.offsets, relevant, self.width, fill=0.0) > 0,
+                pad_lists(self.run.offsets, self.run.scores, self.width, fill=np.nan),
+            )
+        relevant, scores = self.cache["relevance"]
+        return relevant, scores, self.list_lengths
+
+    def counterfactual_lists(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each query's list and its list on the counterfactual collection."""
+        supplied = self.supplied[Input.COUNTERFACTUAL_RUN]
+        other = supplied if isinstance(supplied, Run) else supplied.get(self.run.name)
+        if other is None:
+            raise InputError(
+                f"counterfactual_run: no counterfactual run for run {self.run.name!r}; the "
+                f"mapping has {sorted(supplied)}"
+            )
+        present = np.isin(self.run.qids, other.qids)
+        if not present.all():
+            lacking = self.run.qids[~present]
+            raise InputError(
+                f"counterfactual run {other.name!r} has no list for {len(lacking)} query(ies) "
+                f"of run {self.run.name!r}, e.g. {', '.join(map(str, lacking[:SHOW_IDS]))}"
+            )
+        return [docs for _, docs, _ in self.run], [other.ranked(q) for q in self.run.qids]
+
+
+def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactual) -> dict:
+    supplied: dict = {}
+    if stats is not None:
+        supplied[Input.TERM_STATISTICS] = stats
+    if qrels is not None:
+        frame = pd.DataFrame(qrels)
+        _require_columns(frame, ("qid", "docid", "relevance"), "qrels")
+        supplied[Input.RELEVANCE] = frame.set_index(["qid", "docid"])["relevance"]
+    if polarisation is not None:
+        if isinstance(polarisation, pd.Series):
+            supplied[Input.POLARISATION] = polarisation.astype(float)
+        else:
+            frame = pd.DataFrame(polarisation)
+            _require_columns(frame, ("qid", "docid", "score"), "polarisation")
+            supplied[Input.POLARISATION] = frame.set_index(["qid", "docid"])["score"].astype(float)
+    if group_membership is not None:
+        if isinstance(group_membership, pd.DataFrame):
+            _require_columns(group_membership, ("docid", "protected"), "group_membership")
+            group_membership = dict(
+                zip(group_membership["docid"], group_membership["protected"], strict=True)
+            )
+        supplied[Input.GROUP_MEMBERSHIP] = group_membership
+    if counterfactual is not None:
+        supplied[Input.COUNTERFACTUAL_RUN] = counterfactual
+    return supplied
+
+
+def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
+    lacking = [c for c in columns if c not in frame.columns]
+    if lacking:
+        raise InputError(
+            f"{what}: lacks column(s) {lacking}; expected columns {list(columns)}, found "
+            f"{list(frame.columns)}"
+        )
+
+
 def score_runs(
     runs: Run | Sequence[Run],
-    stats: DocStats,
-    metrics: Sequence[str] = DEFAULT_METRICS,
+    stats: DocStats | None = None,
+    metrics: Sequence[str | MeasureRequest] = DEFAULT_METRICS,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
     background: Run | str = "collection",
     tau: float = 1.0,
@@ -115,19 +367,31 @@ def score_runs(
     male: str = "m",
     missing: str = "error",
     empty: str = "error",
+    *,
+    qrels: pd.DataFrame | None = None,
+    polarisation: pd.DataFrame | pd.Series | None = None,
+    group_membership: Mapping[str, bool] | pd.DataFrame | None = None,
+    counterfactual: Run | Mapping[str, Run] | None = None,
 ) -> pd.DataFrame:
-    """Per-query values of ``metrics`` at ``cutoffs`` for each run, as a tidy table.
+    """Per-query values of ``metrics`` for each run, as a tidy table.
 
-    Parameters are those of the registry (:data:`rankbias.metrics.registry.PARAMETERS`);
-    ``background`` is a :class:`Run` (its documents for each query form ``S_q``) or
-    ``"collection"``.  Returns columns ``run, qid, metric, cutoff, value``; ``attrs`` holds
-    ``missing_documents`` (run → count), ``empty_queries`` (run → qids) and
-    ``undefined_values`` ((run, metric) → number of NaN values).
+    ``metrics``: names or ``name(param=value,…)@k`` strings (or parsed
+    :class:`~rankbias.metrics.measures.MeasureRequest`); a measure with ``@k`` is computed at
+    ``k``, the others at every cut-off of ``cutoffs``.  The keyword options ``tau``,
+    ``strict``, ``targets``, ``distance``, ``female``, ``male`` set the default of the
+    parameter of that name for every measure that declares it (the ``metric`` label stays the
+    measure's name); parameters given in a measure's name override them and appear in its
+    label.  ``background`` is a :class:`Run` (its documents for each query form ``S_q`` of
+    IFaiRR/NFaiRR) or ``"collection"``.  The inputs: ``stats`` (term statistics), ``qrels``,
+    ``polarisation``, ``group_membership``, ``counterfactual`` — only those the measures
+    declare are needed, and a missing one is an :class:`~rankbias.errors.InputError` naming it.
+
+    Returns columns ``run, qid, metric, cutoff, value``; ``attrs`` holds ``missing_documents``
+    (run → count), ``empty_queries`` (run → qids) and ``undefined_values``
+    ((run, metric) → number of NaN values).
     """
     runs = [runs] if isinstance(runs, Run) else list(runs)
-    metrics = tuple(dict.fromkeys(metrics))  # each metric once, in the order given
-    for name in metrics:
-        get_metric(name)
+    requests = [_request(item) for item in dict.fromkeys(metrics)]
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, found {missing!r}")
     if empty not in ("error", "nan"):
@@ -140,29 +404,42 @@ def score_runs(
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise InputError(f"two runs share a name in {names}; expected distinct run names")
-    families = {get_metric(m).family for m in metrics}
-    groups = stats.groups
-    target = np.full(len(groups), 1.0 / len(groups)) if targets is None else np.asarray(targets)
-
-    omega = None
-    if "fairr" in families:
-        omega = fairr_family.neutrality(stats.group_counts, tau, target, strict)
-    if "rab" in families:
-        for label in (female, male):
-            if label not in groups:
-                raise InputError(
-                    f"RaB/ARaB need groups {female!r} and {male!r}; the word list has "
-                    f"{list(groups)} (set female=/male=)"
-                )
-        if len(groups) != 2:
-            raise InputError(f"RaB/ARaB need exactly two groups; the word list has {list(groups)}")
-
     if isinstance(background, str) and background != "collection":
         raise ValueError(f"background must be a Run or 'collection', found {background!r}")
-    cache: dict = {}
+    supplied = _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactual)
+    for request in requests:
+        for kind in request.measure.inputs:
+            if kind not in supplied:
+                raise InputError(
+                    f"measure {request} needs the input {kind.value}, which was not supplied; "
+                    f"expected {INPUT_ARGUMENTS[kind]}"
+                )
+    options = {
+        "tau": tau,
+        "strict": strict,
+        "targets": None if targets is None else tuple(float(t) for t in targets),
+        "distance": distance,
+        "female": female,
+        "male": male,
+        "background": "run" if isinstance(background, Run) else "collection",
+    }
+    plan = []  # (label, measure, parameters, cutoffs)
+    for request in requests:
+        parameters = request.parameters(options)
+        for name, value in parameters.items():
+            PARAMETERS[name].check(value)
+        wanted = (request.cutoff,) if request.cutoff is not None else cutoffs
+        plan.append((request.label, request.measure, parameters, wanted))
+    labels = [(label, k) for label, _, _, wanted in plan for k in wanted]
+    if len(set(labels)) != len(labels):
+        seen = {x for x in labels if labels.count(x) > 1}
+        raise ValueError(f"measures {sorted(seen)} are requested twice (same label and cut-off)")
+    widest = max(k for *_, wanted in plan for k in wanted)
+    collection_cache: dict = {}
     frames = []
     report_missing: dict[str, int] = {}
     report_empty: dict[str, list[str]] = {}
+    runner_options = {"missing": missing, "background": background}
     for run in runs:
         lengths_all = run.list_lengths
         empty_q = run.qids[lengths_all == 0]
@@ -174,29 +451,16 @@ def score_runs(
             )
         report_empty[run.name] = [str(q) for q in empty_q]
         longest = int(lengths_all.max()) if len(lengths_all) else 0
-        width = min(max(cutoffs), max(longest, 1))  # memory grows with the lists, not k
-        rows, list_lengths, n_missing = _ranked_rows(run, stats, width, missing, "run")
-        report_missing[run.name] = n_missing
-        values: dict[str, np.ndarray] = {}
-        if "rab" in families:
-            _rab_values(values, metrics, stats, rows, list_lengths, cutoffs, female, male, cache)
-        if "fairr" in families:
-            _fairr_values(
-                values, run, stats, omega, rows, list_lengths, cutoffs, background, missing,
-                report_missing, cache,
-            )  # fmt: skip
-        if "texfair" in families:
-            counts = _gather(stats.group_counts, rows, 0)
-            doc_len = _gather(stats.lengths, rows, 0)
-            family = texfair_family.term_exposure_family(
-                counts, doc_len, list_lengths, cutoffs, target
-            )
-            values.update({k: family[k] for k in ("rbdf", "ted", "texfair", "texfair_norbdf")})
-            if "awrf" in metrics:
-                values["awrf"] = texfair_family.awrf(
-                    counts, list_lengths, cutoffs, target, distance
-                )
-        frames.append(_tidy(run, metrics, cutoffs, values))
+        width = min(widest, max(longest, 1))  # memory grows with the lists, not k
+        inputs = RankedInputs(run, width, supplied, runner_options, collection_cache)
+        if Input.TERM_STATISTICS in supplied:
+            inputs.ranked_group_counts()  # every retrieved document is looked up once
+        blocks = []
+        for label, measure, parameters, wanted in plan:
+            values = np.asarray(measure.kernel(inputs, wanted, **parameters), dtype=np.float64)
+            blocks.append(_block(run, label, measure.level, wanted, values))
+        report_missing.update(inputs.missing_documents)
+        frames.append(pd.concat(blocks, ignore_index=True))
     out = pd.concat(frames, ignore_index=True)
     out.attrs["missing_documents"] = report_missing
     out.attrs["empty_queries"] = report_empty
@@ -205,71 +469,24 @@ def score_runs(
     return out
 
 
-def _rab_values(values, metrics, stats, rows, list_lengths, cutoffs, female, male, cache):
-    f_col, m_col = stats.groups.index(female), stats.groups.index(male)
-    kinds = {get_metric(m).name.split("_", 1)[1].removesuffix("_f").removesuffix("_m")
-             for m in metrics if get_metric(m).family == "rab"}  # fmt: skip
-    for kind in sorted(kinds):
-        if ("magnitudes", kind) not in cache:  # per collection, shared by all runs
-            log_sums = stats.log_tf_sums() if kind == "tf_paper" else None
-            cache["magnitudes", kind] = rab_family.document_magnitudes(
-                stats.group_counts, kind, log_sums
-            )
-        mags = cache["magnitudes", kind]
-        result = rab_family.rank_bias(_gather(mags, rows, 0.0), list_lengths, cutoffs, f_col, m_col)
-        for key, array in result.items():  # rab, arab, rab_f, rab_m, arab_f, arab_m
-            base, _, part = key.partition("_")
-            values[f"{base}_{kind}" + (f"_{part}" if part else "")] = array
-
-
-def _fairr_values(
-    values,
-    run,
-    stats,
-    omega,
-    rows,
-    list_lengths,
-    cutoffs,
-    background,
-    missing,
-    report_missing,
-    cache,
-):
-    omega_ranked = _gather(omega, rows, 1.0)  # a missing document counts as neutral
-    values["fairr"] = fairr_family.fairr_at_cutoffs(omega_ranked, list_lengths, cutoffs)
-    if isinstance(background, str):
-        if "ideal_collection" not in cache:
-            cache["ideal_collection"] = fairr_family.ideal_fairr_collection(omega, cutoffs)
-        ideal = cache["ideal_collection"]
-        ideal = np.broadcast_to(ideal[None, :], values["fairr"].shape).copy()
+def _block(run: Run, label: str, level: str, cutoffs, values: np.ndarray) -> pd.DataFrame:
+    """Rows of one measure for one run: cut-off-major, then query (in the run's qid order)."""
+    if level == "system":
+        qids = np.array([SYSTEM_QID], dtype=object)
+        values = values.reshape(1, len(cutoffs))
     else:
-        present = np.isin(run.qids, background.qids)
-        if not present.all():
-            lacking = run.qids[~present]
-            raise InputError(
-                f"background run {background.name!r} has no documents for {len(lacking)} "
-                f"query(ies) of run {run.name!r}, e.g. {', '.join(map(str, lacking[:SHOW_IDS]))}; "
-                "expected a background list for every scored query"
-            )
-        sub = background.restrict(run.qids)
-        depth = int(sub.list_lengths.max()) if len(sub.qids) else 0
-        bg_rows, bg_lengths, n_missing = _ranked_rows(sub, stats, depth, missing, "background run")
-        report_missing[f"{background.name} (background)"] = n_missing
-        ideal = fairr_family.ideal_fairr(_gather(omega, bg_rows, 1.0), bg_lengths, cutoffs)
-    values["ifairr"] = ideal
-    values["nfairr"] = fairr_family.nfairr(values["fairr"], ideal)
-
-
-def _tidy(run: Run, metrics, cutoffs, values: dict[str, np.ndarray]) -> pd.DataFrame:
-    """One block per run: metric-major, then cutoff, then query (in the run's qid order)."""
-    n_q, n_c, n_m = len(run.qids), len(cutoffs), len(metrics)
-    stacked = np.stack([values[name].T for name in metrics])  # (metric, cutoff, query)
+        qids = run.qids.astype(object)
+    n_q, n_c = len(qids), len(cutoffs)
+    if values.shape != (n_q, n_c):
+        raise AssertionError(
+            f"kernel of {label} returned shape {values.shape}; expected {(n_q, n_c)}"
+        )
     return pd.DataFrame(
         {
-            "run": np.full(n_m * n_c * n_q, run.name, dtype=object),
-            "qid": np.tile(run.qids.astype(object), n_m * n_c),
-            "metric": np.repeat(np.asarray(metrics, dtype=object), n_c * n_q),
-            "cutoff": np.tile(np.repeat(np.asarray(cutoffs, dtype=np.int64), n_q), n_m),
-            "value": stacked.reshape(-1),
+            "run": np.full(n_q * n_c, run.name, dtype=object),
+            "qid": np.tile(qids, n_c),
+            "metric": np.full(n_q * n_c, label, dtype=object),
+            "cutoff": np.repeat(np.asarray(cutoffs, dtype=np.int64), n_q),
+            "value": values.T.reshape(-1),
         }
     )

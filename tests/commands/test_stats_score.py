@@ -147,7 +147,7 @@ def test_score_bad_arguments(tmp_path, terms, collection, capsys):
     assert main(base + ["--cutoffs", "5,x"]) == 2
     assert "argument --cutoffs: 'x' is not an integer" in capsys.readouterr().err
     assert main(base + ["--metrics", "nfair"]) == 2
-    assert "unknown metric 'nfair'" in capsys.readouterr().err
+    assert "unknown measure 'nfair'" in capsys.readouterr().err
     bad_run = tmp_path / "bad.run"
     bad_run.write_text("q1 Q0 d1 1\n")
     assert main(base[:6] + [str(bad_run)] + base[7:]) == 2

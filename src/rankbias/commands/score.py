@@ -15,8 +15,13 @@ use ``--tokenizer whitespace --order file --background BM25.run --background-dep
 Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem) in the format of the
 suffix of ``F`` (``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``, ``.tsv.gz``), atomically; the
 output is checked before the work and may not be one of the inputs.  ``LIST`` is a
-comma-separated list of registry names (``all`` for every metric; default: RaB/ARaB tc/tf/bool,
-FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR, TExFAIR without RBDF).  Missing documents are an error
+comma-separated list of measures as ``rankbias metrics`` lists them, each optionally with
+parameters and a cut-off (``texfair@10``, ``nfairr(tau=0)@10``, ``arab(magnitude=tf)@5``; a
+measure with ``@k`` is scored at ``k`` only, the others at ``--cutoffs``), or ``all`` for every
+measure computable from term statistics (default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF,
+RBDF, TED, TExFAIR, TExFAIR without RBDF).  The command line supplies term statistics only: a
+measure that needs other inputs (relevance, polarisation scores, group membership, a
+counterfactual run) is an error naming the missing input.  Missing documents are an error
 unless ``--missing neutral``, which then reports their count; NaN values (the undefined cases of
 the book's "Conventions" page) are counted on stderr.
 """
@@ -59,7 +64,12 @@ def register(subparsers) -> None:
         default=options.DEFAULT_CUTOFFS,
         help="comma-separated cutoffs, integers >= 1, each used once (default: 5,10,20)",
     )
-    parser.add_argument("--metrics", default=None, help="comma-separated metric names, or 'all'")
+    parser.add_argument(
+        "--metrics",
+        default=None,
+        help="comma-separated measures, each name, name@k or name(key=value,...)@k "
+        "(see 'rankbias metrics'), or 'all'",
+    )
     parser.add_argument(
         "--background",
         default="collection",
@@ -132,9 +142,10 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool):
 
 
 def run_score(args) -> int:
+    from rankbias.metrics.measures import Input, parse_measure
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
-    from rankbias.scoring import parse_metric_list, score_runs
+    from rankbias.scoring import parse_metric_list, required_inputs, score_runs
 
     background_file = None if args.background == "collection" else args.background
     out = check_output(args.out, inputs=[args.collection, args.terms, *args.run, background_file])
@@ -142,6 +153,13 @@ def run_score(args) -> int:
         metrics = parse_metric_list(args.metrics)
     except ValueError as exc:
         raise InputError(f"--metrics: {exc}") from None
+    for kind, names in required_inputs(metrics).items():
+        if kind != Input.TERM_STATISTICS:
+            raise InputError(
+                f"--metrics: {', '.join(names)} need(s) the input {kind.value}, which the "
+                "command line cannot supply (it computes term statistics only); score it "
+                "with rankbias.scoring.score_runs"
+            )
     show = wanted(args)
     lexicon = load_lexicon(args.terms)
     warn_unmatchable(lexicon, args.tokenizer)
@@ -152,7 +170,7 @@ def run_score(args) -> int:
         background = read_run(background_file, order=args.order)
         if args.background_depth is not None:
             background = background.cut(args.background_depth)
-    per_term = any(m.startswith(("rab_tf_paper", "arab_tf_paper")) for m in metrics)
+    per_term = any(dict(parse_measure(m).given).get("magnitude") == "tf_paper" for m in metrics)
     stats = collection_statistics(args, lexicon, per_term, show)
     frame = score_runs(
         runs,

@@ -716,3 +716,54 @@ def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np
     else:
         vectors = model.encode(text_list)
     return np.asarray(vectors, dtype=np.float64)
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+
+def _per_list_kernel(function):
+    """Apply ``function(scores of the top k')`` to every query and cut-off."""
+
+    def kernel(inputs, cutoffs, variance="prefix", step=1, include_full=False):
+        scores, lengths = inputs.polarisation()
+        out = np.full((len(lengths), len(cutoffs)), np.nan)
+        for i, length in enumerate(lengths):
+            for j, k in enumerate(cutoffs):
+                depth = min(int(k), int(length))
+                if depth:
+                    out[i, j] = function(
+                        scores[i, :depth], step=step, variance=variance, include_full=include_full
+                    )
+        return out
+
+    return kernel
+
+
+register(
+    Measure(
+        "duo",
+        "duo",
+        "Duo@k = 1 − (DCV − min_π DCV)/(max_π DCV − min_π DCV), DCV = Σ_i u(i)/log2 i over the "
+        "top k's polarisation scores; exact bounds; 0.5 when max = min",
+        "ziems2024indexical Eq. 2, 5, 6",
+        HigherIs.MORE_BIASED,
+        (Input.POLARISATION,),
+        _per_list_kernel(duo),
+        ("variance", "step", "include_full"),
+    )
+)
+register(
+    Measure(
+        "signed_duo",
+        "duo",
+        "direction · Duo@k, direction = sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i) "
+        "(+1: the top k leans to the positive end of the axis)",
+        "ziems2024indexical App. A.2",
+        HigherIs.SIGNED,
+        (Input.POLARISATION,),
+        _per_list_kernel(signed_duo),
+        ("variance", "step", "include_full"),
+    )
+)

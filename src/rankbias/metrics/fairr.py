@@ -122,3 +122,83 @@ def nfairr(fairr_values: np.ndarray, ideal_values: np.ndarray) -> np.ndarray:
     ideal = np.broadcast_to(np.asarray(ideal_values, dtype=np.float64), fairr_values.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ideal > 0, fairr_values / np.where(ideal > 0, ideal, 1.0), np.nan)
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+_REFERENCE = "rekabsaz2021societal; abolghasemi2024texfair Eq. 1–3"
+_PARAMETERS = ("tau", "strict", "targets")
+
+
+def _neutrality_of_collection(inputs, tau, strict, targets):
+    key = ("neutrality", tau, strict, targets)
+    if key not in inputs.collection_cache:  # per collection, shared by all runs
+        counts = inputs.collection.group_counts
+        inputs.collection_cache[key] = neutrality(counts, tau, targets, strict)
+    return inputs.collection_cache[key]
+
+
+def _fairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None):
+    omega = _neutrality_of_collection(inputs, tau, strict, targets)
+    return fairr_at_cutoffs(inputs.ranked(omega, 1.0), inputs.list_lengths, cutoffs)
+
+
+def _ifairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
+    omega = _neutrality_of_collection(inputs, tau, strict, targets)
+    if background == "collection":
+        key = ("ideal_collection", tau, strict, targets, tuple(cutoffs))
+        if key not in inputs.collection_cache:
+            inputs.collection_cache[key] = ideal_fairr_collection(omega, cutoffs)
+        ideal = inputs.collection_cache[key]
+        return np.broadcast_to(ideal[None, :], (inputs.n_queries, len(cutoffs))).copy()
+    background_omega, background_lengths = inputs.background_ranked(omega, 1.0)
+    return ideal_fairr(background_omega, background_lengths, cutoffs)
+
+
+def _nfairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
+    return nfairr(
+        _fairr_kernel(inputs, cutoffs, tau, strict, targets),
+        _ifairr_kernel(inputs, cutoffs, tau, strict, targets, background),
+    )
+
+
+register(
+    Measure(
+        "fairr",
+        "fairr",
+        "FaiRR@k = Σ_{r≤k} ω(d_r) / log2(r+1); ω(d) = 1 if Σ_g M_g ≤ τ else "
+        "1 − Σ_g |M_g/Σ_x M_x − J_g|",
+        _REFERENCE,
+        HigherIs.FAIRER,
+        (Input.TERM_STATISTICS,),
+        _fairr_kernel,
+        _PARAMETERS,
+    )
+)
+register(
+    Measure(
+        "ifairr",
+        "fairr",
+        "IFaiRR@k(q,S) = FaiRR@k of the k most neutral documents of the background S_q "
+        "(NFaiRR's normaliser)",
+        _REFERENCE,
+        HigherIs.NEITHER,
+        (Input.TERM_STATISTICS,),
+        _ifairr_kernel,
+        _PARAMETERS + ("background",),
+    )
+)
+register(
+    Measure(
+        "nfairr",
+        "fairr",
+        "NFaiRR@k = FaiRR@k / IFaiRR@k(q,S); NaN when IFaiRR = 0",
+        _REFERENCE,
+        HigherIs.FAIRER,
+        (Input.TERM_STATISTICS,),
+        _nfairr_kernel,
+        _PARAMETERS + ("background",),
+    )
+)

@@ -271,3 +271,121 @@ def t_statistic_squared(
         if form == "printed":
             return float((difference**2 / np.sqrt(standard_error_sq)) ** 2)
         return float(difference**2 / standard_error_sq)
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+_INPUTS = (Input.TERM_STATISTICS, Input.RELEVANCE)
+_OPTIONS = ("score_normalisation", "female", "male")
+
+
+def _per_query_table(inputs, cutoffs, score_normalisation, female, male):
+    """``{cutoff: pairwise_ranking_fairness table}`` over the top ``k'`` of every query."""
+    key = ("prf", score_normalisation, female, male, tuple(cutoffs))
+    if key in inputs.cache:
+        return inputs.cache[key]
+    counts, _ = inputs.ranked_group_counts()
+    relevant, scores, lengths = inputs.relevance()
+    labels = bias_labels(
+        counts[:, :, inputs.group_column(male)], counts[:, :, inputs.group_column(female)]
+    )
+    rows = np.broadcast_to(np.arange(len(lengths))[:, None], relevant.shape)
+    tables = {}
+    for k in cutoffs:
+        keep = np.arange(relevant.shape[1])[None, :] < np.minimum(lengths, int(k))[:, None]
+        tables[k] = pairwise_ranking_fairness(
+            rows[keep],
+            scores[keep],
+            relevant[keep],
+            labels[keep],
+            normalisation=score_normalisation,
+        )
+    inputs.cache[key] = tables
+    return tables
+
+
+def _query_kernel(column: str, group: str):
+    def kernel(inputs, cutoffs, score_normalisation="min_max", female="f", male="m"):
+        tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
+        out = np.full((inputs.n_queries, len(cutoffs)), np.nan)
+        for j, k in enumerate(cutoffs):
+            table = tables[k][tables[k]["group"] == group]
+            out[table["qid"].to_numpy(dtype=np.int64), j] = table[column].to_numpy()
+        return out
+
+    return kernel
+
+
+def _system_kernel(statistic: str):
+    def kernel(inputs, cutoffs, score_normalisation="min_max", female="f", male="m", ddof=0):
+        tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
+        out = np.full(len(cutoffs), np.nan)
+        for j, k in enumerate(cutoffs):
+            table = tables[k]
+            if statistic == "delta_a_prf":
+                out[j] = delta_a_prf(table)
+                continue
+            male_values = _group_values(table, "nprf", "m")
+            female_values = _group_values(table, "nprf", "f")
+            if min(male_values.size, female_values.size) <= (ddof if statistic == "ts" else 0):
+                continue  # undefined: too few queries of a group (NaN, counted by the scorer)
+            if statistic == "pd":
+                out[j] = pairwise_difference(male_values, female_values)
+            else:
+                out[j] = t_statistic_squared(male_values, female_values, ddof=ddof)
+        return out
+
+    return kernel
+
+
+for _column, _title in (("prf", "PRF"), ("nprf", "nPRF")):
+    for _group, _word in (("m", "male"), ("f", "female")):
+        register(
+            Measure(
+                f"{_column}_{_group}",
+                "prf",
+                f"{_title}_{_group}@k over the top k: clicked (relevant) documents labelled "
+                f"{_word} ranked at or above non-clicked ones"
+                + (", weighted by R_j² (root of the mean)" if _column == "nprf" else ""),
+                "beutel2019pairwise; li2022debiasing Eq. 2" + ("–3" if _column == "nprf" else ""),
+                HigherIs.NEITHER,
+                _INPUTS,
+                _query_kernel(_column, _group),
+                _OPTIONS,
+            )
+        )
+for _name, _definition, _reference, _extra in (
+    (
+        "delta_a_prf",
+        "|ΔA-PRF|@k = |mean_{T_m} PRF_m − mean_{T_f} PRF_f| over the queries of the run",
+        "li2022debiasing §4",
+        (),
+    ),
+    (
+        "pd",
+        "PD@k = mean over (male query, female query) pairs of (nPRF_m − nPRF_f)²",
+        "li2022debiasing Eq. 4",
+        (),
+    ),
+    (
+        "ts",
+        "TS@k = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f) of the per-query nPRF values",
+        "li2022debiasing §4 (standard form of the printed statistic)",
+        ("ddof",),
+    ),
+):
+    register(
+        Measure(
+            _name,
+            "prf",
+            _definition,
+            _reference,
+            HigherIs.MORE_BIASED,
+            _INPUTS,
+            _system_kernel(_name),
+            _OPTIONS + _extra,
+            level="system",
+        )
+    )

@@ -119,3 +119,60 @@ def rank_bias(
         out["rab" + suffix] = at_cutoffs(rab_at[j], depth)
         out["arab" + suffix] = at_cutoffs(arab_sum[j], depth) / safe_depth
     return out
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+_REFERENCE = "rekabsaz2020neural; klasnja2022characteristics Eq. 1–3"
+_PARTS = {"": None, "_f": "female", "_m": "male"}
+
+
+def _rank_bias_kernel(key: str):
+    """The kernel of one output of :func:`rank_bias` (``rab``, ``arab_f``, …)."""
+
+    def kernel(inputs, cutoffs, magnitude="tc", female="f", male="m"):
+        cache_key = ("rank_bias", magnitude, female, male, tuple(cutoffs))
+        if cache_key not in inputs.cache:
+            groups = inputs.collection.groups
+            if len(groups) != 2:
+                raise InputError(
+                    f"RaB/ARaB need exactly two groups; the word list has {list(groups)}"
+                )
+            magnitudes = inputs.ranked_magnitudes(magnitude)
+            inputs.cache[cache_key] = rank_bias(
+                magnitudes,
+                inputs.list_lengths,
+                cutoffs,
+                inputs.group_column(female),
+                inputs.group_column(male),
+            )
+        return inputs.cache[cache_key][key]
+
+    return kernel
+
+
+for _base, _text in (
+    ("rab", "RaB@t = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))"),
+    ("arab", "ARaB@t = (1/t') Σ_{x≤t'} RaB@x"),
+):
+    for _suffix, _group in _PARTS.items():
+        _name = _base + _suffix
+        register(
+            Measure(
+                name=_name,
+                family="rab",
+                definition=_text
+                if not _group
+                else f"the {_group} part of {_base.upper()}: (1/t') Σ mag_{_suffix[1]}",
+                reference=_REFERENCE,
+                higher_is=HigherIs.SIGNED if not _group else HigherIs.NEITHER,
+                inputs=(Input.TERM_STATISTICS,),
+                kernel=_rank_bias_kernel(_name),
+                parameters=("magnitude", "female", "male"),
+                label=lambda params, b=_base, s=_suffix: f"{b}_{params['magnitude']}{s}",
+                label_parameters=("magnitude",),
+            ),
+            aliases={f"{_base}_{kind}{_suffix}": {"magnitude": kind} for kind in MAGNITUDES},
+        )

@@ -17,9 +17,16 @@ seed 001: the documents of one perspective); ``P`` of them are protected.  At th
   ``calculaterKL``, used by Pair) replaces a prefix share of exactly 0 *or 1* by 0.001 before
   taking logs; ``kl_smoothing="fairrank"`` reproduces that.
 
-The raw value is the discounted sum ``Σ_i u(i) · d(i)`` and the measure is the raw value divided
-by its maximum ``Z`` over all orderings with the same ``N`` and ``P``: 0 = fair, 1 = the most
-unfair ordering.
+The raw value is the discounted sum ``Σ_i u(i) · d(i)``.  Two normalisations over all orderings
+with the same ``N`` and ``P`` are offered (``normalisation=``):
+
+- ``"max"`` (default, the book's choice and the public implementation's): ``raw / Z`` with ``Z``
+  the maximum.  1 = the most unfair ordering, but the fairest ordering does not score 0: no
+  ordering of a list whose protected share differs from ``P_N`` at some cut point can, e.g. the
+  fairest ordering of 3 items with 1 protected (protected second) scores ``0.568``;
+- ``"min_max"``: ``(raw − min) / (max − min)`` (Yang & Stoyanovich 2017 Eq. 2, restated in
+  Ziems et al. 2024 Eq. 2): 0 = the fairest ordering, 1 = the most unfair; NaN when every
+  ordering has the same raw value.
 
 Discount.  The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
 undefined at ``i = 1``.  The public implementation (FairRank ``calculateNDFairness``, used by Pair
@@ -30,9 +37,10 @@ skips ``i = 1`` (as Duo does).
 Exact normaliser.  The raw value depends on an ordering only through the protected counts
 ``c_i`` of its prefixes, a lattice path from ``(0, 0)`` to ``(N, P)`` whose every step adds 0 or 1
 protected item.  ``Z`` is the longest path: a DP over (prefix length, protected count) in
-``O(N · P)``.  (The public implementation estimates ``Z`` by averaging 20 random "unfair"
-rankings; seed 001 inherits that.)  When ``P = 0`` or ``P = N`` every ordering scores 0 and the
-normalised measure is undefined: NaN.
+``O(N · P)``; the minimum is the shortest path of the same DP.  (The public implementation
+estimates ``Z`` by averaging 20 random "unfair" rankings; Ziems et al. 2024 inherit that.)
+When ``P = 0`` or ``P = N`` every ordering scores 0 and the normalised measure is undefined:
+NaN.
 """
 
 from __future__ import annotations
@@ -42,10 +50,11 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"]
+__all__ = ["rkl", "rkl_max", "rkl_min", "rkl_raw", "rnd", "rnd_max", "rnd_min", "rnd_raw"]
 
 Discount = Literal["log2(i+1)", "log2(i)"]
 Smoothing = Literal["none", "fairrank"]
+Normalisation = Literal["max", "min_max"]
 
 _FAIRRANK_EPSILON = 0.001
 
@@ -141,6 +150,27 @@ def _maximum(measure, n_items, n_protected, step, discount, smoothing) -> float:
     return float(best[n_protected])
 
 
+def _minimum(measure, n_items, n_protected, step, discount, smoothing) -> float:
+    """The shortest path of :func:`_maximum`'s lattice: the raw value of the fairest ordering."""
+    _maximum(measure, n_items, n_protected, step, discount, smoothing)  # checks the arguments
+    if n_protected in (0, n_items) and smoothing == "none":
+        return 0.0
+    weights = _cut_discounts(n_items, step, discount)
+    counts = np.arange(n_protected + 1)
+    best = np.full(n_protected + 1, np.inf)
+    best[0] = 0.0
+    for length in range(1, n_items + 1):
+        extended = best.copy()
+        extended[1:] = np.minimum(best[1:], best[:-1])
+        feasible = (counts <= length) & (length - counts <= n_items - n_protected)
+        extended[~feasible] = np.inf
+        if weights[length]:
+            utility = _utility(measure, length, counts, n_items, n_protected, smoothing)
+            extended = np.where(feasible, extended + weights[length] * utility, np.inf)
+        best = extended
+    return float(best[n_protected])
+
+
 def rnd_raw(protected: Sequence[bool], *, step: int = 1, discount: Discount = "log2(i+1)") -> float:
     """Unnormalised rND: ``Σ_{cut i} |P_i − P_N| · discount(i)``."""
     return _raw("rND", protected, step, discount, "none")
@@ -178,6 +208,44 @@ def rkl_max(
     return _maximum("rKL", n_items, n_protected, step, discount, kl_smoothing)
 
 
+def rnd_min(
+    n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
+) -> float:
+    """Exact minimum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
+    return _minimum("rND", n_items, n_protected, step, discount, "none")
+
+
+def rkl_min(
+    n_items: int,
+    n_protected: int,
+    *,
+    step: int = 1,
+    discount: Discount = "log2(i+1)",
+    kl_smoothing: Smoothing = "none",
+) -> float:
+    """Exact minimum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
+    _check_smoothing(kl_smoothing)
+    return _minimum("rKL", n_items, n_protected, step, discount, kl_smoothing)
+
+
+def _min_max_normalised(raw: float, low: float, high: float) -> float:
+    """``(raw − low) / (high − low)``, NaN when ``high = low`` (every ordering scores alike);
+    within a relative 1e-12 of a bound it is reported as exactly 0 or 1."""
+    scale = max(abs(low), abs(high))
+    if high - low <= 1e-12 * scale or high <= low:
+        return float("nan")
+    if raw - low <= 1e-12 * scale:
+        return 0.0
+    if high - raw <= 1e-12 * scale:
+        return 1.0
+    return float(min(1.0, max(0.0, (raw - low) / (high - low))))
+
+
+def _check_normalisation(normalisation: str) -> None:
+    if normalisation not in ("max", "min_max"):
+        raise ValueError(f"normalisation: expected 'max' or 'min_max', found {normalisation!r}")
+
+
 def _check_smoothing(kl_smoothing: str) -> None:
     if kl_smoothing not in ("none", "fairrank"):
         raise ValueError(f"kl_smoothing: expected 'none' or 'fairrank', found {kl_smoothing!r}")
@@ -193,15 +261,29 @@ def _normalised(raw: float, maximum: float) -> float:
     return min(raw / maximum, 1.0)
 
 
-def rnd(protected: Sequence[bool], *, step: int = 1, discount: Discount = "log2(i+1)") -> float:
-    """rND of a ranking: :func:`rnd_raw` divided by its exact maximum; 0 = fair, 1 = most unfair.
+def rnd(
+    protected: Sequence[bool],
+    *,
+    step: int = 1,
+    discount: Discount = "log2(i+1)",
+    normalisation: Normalisation = "max",
+) -> float:
+    """rND of a ranking, normalised over all orderings; 1 = the most unfair ordering.
 
-    ``protected``: booleans in rank order.  NaN when all or none of the items are protected
-    (every ordering scores 0).
+    ``normalisation="max"``: :func:`rnd_raw` divided by its exact maximum (the fairest ordering
+    scores above 0 unless some ordering matches ``P_N`` at every cut point);
+    ``"min_max"``: ``(raw − min)/(max − min)``, 0 = the fairest ordering.  ``protected``:
+    booleans in rank order.  NaN when all or none of the items are protected (every ordering
+    scores 0), and for ``"min_max"`` whenever every ordering scores the same.
     """
+    _check_normalisation(normalisation)
     flags = _as_protected(protected)
     maximum = rnd_max(flags.size, int(flags.sum()), step=step, discount=discount)
-    return _normalised(rnd_raw(flags, step=step, discount=discount), maximum)
+    raw = rnd_raw(flags, step=step, discount=discount)
+    if normalisation == "min_max":
+        minimum = rnd_min(flags.size, int(flags.sum()), step=step, discount=discount)
+        return _min_max_normalised(raw, minimum, maximum)
+    return _normalised(raw, maximum)
 
 
 def rkl(
@@ -210,14 +292,71 @@ def rkl(
     step: int = 1,
     discount: Discount = "log2(i+1)",
     kl_smoothing: Smoothing = "none",
+    normalisation: Normalisation = "max",
 ) -> float:
-    """rKL of a ranking: :func:`rkl_raw` divided by its exact maximum; 0 = fair, 1 = most unfair.
+    """rKL of a ranking, normalised over all orderings; 1 = the most unfair ordering.
 
-    ``protected``: booleans in rank order.  NaN when all or none of the items are protected.
+    ``normalisation`` as for :func:`rnd` (``"max"``: the fairest ordering need not score 0;
+    ``"min_max"``: it scores 0).  ``protected``: booleans in rank order.  NaN when all or none
+    of the items are protected, and for ``"min_max"`` whenever every ordering scores the same.
     """
+    _check_normalisation(normalisation)
     flags = _as_protected(protected)
     options = {"step": step, "discount": discount, "kl_smoothing": kl_smoothing}
     maximum = rkl_max(flags.size, int(flags.sum()), **options)
     if flags.sum() in (0, flags.size):
         return float("nan")
-    return _normalised(rkl_raw(flags, **options), maximum)
+    raw = rkl_raw(flags, **options)
+    if normalisation == "min_max":
+        return _min_max_normalised(raw, rkl_min(flags.size, int(flags.sum()), **options), maximum)
+    return _normalised(raw, maximum)
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+
+def _membership_kernel(function, smoothing: bool):
+    def kernel(inputs, cutoffs, step=1, discount="log2(i+1)", normalisation="max", **rest):
+        flags, lengths = inputs.membership()
+        out = np.full((len(lengths), len(cutoffs)), np.nan)
+        options = {"step": step, "discount": discount, "normalisation": normalisation}
+        if smoothing:
+            options["kl_smoothing"] = rest.get("kl_smoothing", "none")
+        for i, length in enumerate(lengths):
+            for j, k in enumerate(cutoffs):
+                depth = min(int(k), int(length))
+                if depth:
+                    out[i, j] = function(flags[i, :depth], **options)
+        return out
+
+    return kernel
+
+
+register(
+    Measure(
+        "rnd",
+        "rank_fairness",
+        "rND@k = Σ_{cut i} |P_i − P_N| d(i), normalised over all orderings of the top k "
+        "(by the maximum, or min–max)",
+        "yang2017measuring Eq. 2; ziems2024indexical Eq. 2–3",
+        HigherIs.MORE_BIASED,
+        (Input.GROUP_MEMBERSHIP,),
+        _membership_kernel(rnd, smoothing=False),
+        ("step", "discount", "normalisation"),
+    )
+)
+register(
+    Measure(
+        "rkl",
+        "rank_fairness",
+        "rKL@k = Σ_{cut i} KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) d(i), normalised over all orderings "
+        "of the top k (by the maximum, or min–max)",
+        "yang2017measuring Eq. 2; ziems2024indexical Eq. 2, 4",
+        HigherIs.MORE_BIASED,
+        (Input.GROUP_MEMBERSHIP,),
+        _membership_kernel(rkl, smoothing=True),
+        ("step", "discount", "normalisation", "kl_smoothing"),
+    )
+)

@@ -146,3 +146,49 @@ def rbo(
     full_tail = p**f / (1 - p)
     lower_tail = x_k / p * _tail_inverse(p, f)
     return float((1 - p) * (upper_head + full_tail - lower_tail))
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+
+def _rbo_kernel(inputs, cutoffs, p=0.9):
+    originals, counterfactuals = inputs.counterfactual_lists()
+    out = np.full((len(originals), len(cutoffs)), np.nan)
+    for i, (original, counterfactual) in enumerate(zip(originals, counterfactuals, strict=True)):
+        for j, k in enumerate(cutoffs):
+            out[i, j] = rbo(list(original), list(counterfactual), p=p, depth=int(k))
+    return out
+
+
+def _crbo_kernel(inputs, cutoffs, p=0.9):
+    return np.nanmean(_rbo_kernel(inputs, cutoffs, p), axis=0)
+
+
+register(
+    Measure(
+        "rbo",
+        "rbo",
+        "RBO@k (extrapolated) between a query's list on the original collection and on the "
+        "counterfactual collection",
+        "webber2010rbo Eq. 32; abolghasemi2024texfair §5(iii)",
+        HigherIs.FAIRER,
+        (Input.COUNTERFACTUAL_RUN,),
+        _rbo_kernel,
+        ("p",),
+    )
+)
+register(
+    Measure(
+        "crbo",
+        "rbo",
+        "CRBO@k = mean over queries of RBO@k(original list, counterfactual list)",
+        "abolghasemi2024texfair §5(iii)",
+        HigherIs.FAIRER,
+        (Input.COUNTERFACTUAL_RUN,),
+        _crbo_kernel,
+        ("p",),
+        level="system",
+    )
+)

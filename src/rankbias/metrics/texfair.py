@@ -212,3 +212,78 @@ def awrf(
     exposure = at_cutoffs(running, cutoff_positions(lengths, cutoffs))
     normalised = exposure / exposure.sum(axis=2, keepdims=True)
     return distribution_distance(normalised, target[None, None, :], distance)
+
+
+# ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
+
+from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+
+
+def _family_kernel(key: str):
+    def kernel(inputs, cutoffs, targets=None):
+        cache_key = ("term_exposure_family", targets, tuple(cutoffs))
+        if cache_key not in inputs.cache:
+            counts, doc_lengths = inputs.ranked_group_counts()
+            inputs.cache[cache_key] = term_exposure_family(
+                counts, doc_lengths, inputs.list_lengths, cutoffs, targets
+            )
+        return inputs.cache[cache_key][key]
+
+    return kernel
+
+
+def _awrf_kernel(inputs, cutoffs, targets=None, distance="l1"):
+    counts, _ = inputs.ranked_group_counts()
+    return awrf(counts, inputs.list_lengths, cutoffs, targets, distance)
+
+
+register(
+    Measure(
+        "awrf",
+        "texfair",
+        "AWRF@k = Δ(E/‖E‖₁, Ê), E = Σ_{r≤k} v_r a(d_r), a_g(d) = M_g/Σ_x M_x (1/|G| if none)",
+        "sapiezynski2019awrf; abolghasemi2024texfair Eq. 4–6",
+        HigherIs.MORE_BIASED,
+        (Input.TERM_STATISTICS,),
+        _awrf_kernel,
+        ("targets", "distance"),
+    )
+)
+for _name, _definition, _reference, _higher in (
+    (
+        "rbdf",
+        "RBDF@k = Σ_{r≤k} 1[d_r has a group term] v_r / Σ_{r≤k} v_r",
+        "abolghasemi2024texfair Eq. 11",
+        HigherIs.NEITHER,
+    ),
+    (
+        "ted",
+        "TED@k = Σ_g |p(g|q,k) − p̂_g| · RBDF@k, p(g|q,k) from term exposure",
+        "abolghasemi2024texfair Eq. 12",
+        HigherIs.MORE_BIASED,
+    ),
+    (
+        "texfair",
+        "TExFAIR@k = max(TED) − TED@k, max(TED) = 2(1 − min_g p̂_g)",
+        "abolghasemi2024texfair Eq. 13",
+        HigherIs.FAIRER,
+    ),
+    (
+        "texfair_norbdf",
+        "max(TED) − Σ_g |p(g|q,k) − p̂_g| (no RBDF); NaN when the top k has no group term",
+        "abolghasemi2024texfair Fig. 2 ('no proportionality')",
+        HigherIs.FAIRER,
+    ),
+):
+    register(
+        Measure(
+            _name,
+            "texfair",
+            _definition,
+            _reference,
+            _higher,
+            (Input.TERM_STATISTICS,),
+            _family_kernel(_name),
+            () if _name == "rbdf" else ("targets",),
+        )
+    )

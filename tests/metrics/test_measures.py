@@ -1,0 +1,162 @@
+"""Tests of rankbias.metrics.measures: the registry, the parser, the listing and the old aliases."""
+
+from __future__ import annotations
+
+import pytest
+
+from rankbias.metrics.measures import (
+    FAMILIES,
+    PARAMETERS,
+    HigherIs,
+    Input,
+    MeasureRequest,
+    get_measure,
+    measure_table,
+    measures,
+    parse_measure,
+    parse_measures,
+)
+
+# every family of the issue, with the measures it must declare
+EXPECTED = {
+    "rab": {"rab", "arab", "rab_f", "rab_m", "arab_f", "arab_m"},
+    "fairr": {"fairr", "ifairr", "nfairr"},
+    "texfair": {"awrf", "rbdf", "ted", "texfair", "texfair_norbdf"},
+    "duo": {"duo", "signed_duo"},
+    "rank_fairness": {"rnd", "rkl"},
+    "prf": {"prf_m", "prf_f", "nprf_m", "nprf_f", "delta_a_prf", "pd", "ts"},
+    "rbo": {"rbo", "crbo"},
+}
+
+
+def test_every_family_is_registered_with_enumerated_declarations():
+    registered = measures()
+    assert {m.family for m in registered} == set(FAMILIES) == set(EXPECTED)
+    for family, names in EXPECTED.items():
+        assert {m.name for m in registered if m.family == family} == names
+    for measure in registered:
+        assert isinstance(measure.higher_is, HigherIs)
+        assert measure.inputs and all(isinstance(i, Input) for i in measure.inputs)
+        assert all(p in PARAMETERS for p in measure.parameters)
+        assert measure.definition and measure.reference and callable(measure.kernel)
+    assert get_measure("texfair").higher_is is HigherIs.FAIRER
+    assert get_measure("ted").higher_is is HigherIs.MORE_BIASED
+    assert get_measure("arab").higher_is is HigherIs.SIGNED
+    assert get_measure("ifairr").higher_is is HigherIs.NEITHER
+    assert get_measure("duo").inputs == (Input.POLARISATION,)
+    assert get_measure("rnd").inputs == (Input.GROUP_MEMBERSHIP,)
+    assert get_measure("crbo").inputs == (Input.COUNTERFACTUAL_RUN,)
+    assert set(get_measure("nprf_m").inputs) == {Input.TERM_STATISTICS, Input.RELEVANCE}
+    assert {m.name for m in registered if m.level == "system"} == {
+        "delta_a_prf",
+        "pd",
+        "ts",
+        "crbo",
+    }
+
+
+def test_the_listing_has_the_documented_columns():
+    table = measure_table()
+    assert list(table.columns[:6]) == [
+        "name", "family", "higher_is", "inputs", "parameters", "reference",
+    ]  # fmt: skip
+    assert table["name"].is_unique and len(table) == sum(map(len, EXPECTED.values()))
+    assert set(table["higher_is"]) <= {"fairer", "more_biased", "signed", "neither"}
+    row = table.set_index("name").loc["nfairr"]
+    assert "tau=1 (float)" in row["parameters"] and "background=collection" in row["parameters"]
+    assert row["reference"].startswith("rekabsaz2021societal")
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "cutoff", "given"),
+    [
+        ("texfair@10", "texfair", 10, {}),
+        ("nfairr(tau=0)@10", "nfairr(tau=0)", 10, {"tau": 0.0}),
+        ("arab(magnitude=tf)@5", "arab_tf", 5, {"magnitude": "tf"}),
+        ("duo(variance=global)@20", "duo(variance=global)", 20, {"variance": "global"}),
+        ("rab_bool_f", "rab_bool_f", None, {"magnitude": "bool"}),  # historical label
+        (
+            "nfairr(strict=true,tau=2)",
+            "nfairr(tau=2,strict=true)",
+            None,
+            {"tau": 2.0, "strict": True},
+        ),  # fmt: skip
+        ("awrf(targets=(0.25,0.75))@3", "awrf(targets=(0.25,0.75))", 3, {"targets": (0.25, 0.75)}),
+        (
+            "rnd(discount=log2(i),step=2)@8",
+            "rnd(step=2,discount=log2(i))",
+            8,
+            {"step": 2, "discount": "log2(i)"},
+        ),  # fmt: skip
+        ("nfairr(tau=1)", "nfairr", None, {"tau": 1.0}),  # a default is not part of the label
+        ("TExFAIR@10", "texfair", 10, {}),  # names are case-insensitive
+        ("ARaB_TF@5", "arab_tf", 5, {"magnitude": "tf"}),
+    ],
+)
+def test_parser_reads_types_and_round_trips(text, label, cutoff, given):
+    request = parse_measure(text)
+    assert isinstance(request, MeasureRequest)
+    assert request.label == label and request.cutoff == cutoff
+    assert dict(request.given) == given
+    for name, value in given.items():
+        assert type(request.parameters()[name]) is type(value)
+    again = parse_measure(str(request))
+    assert again.label == request.label and again.cutoff == request.cutoff
+    assert again.parameters() == request.parameters()
+
+
+def test_parameters_combine_defaults_options_and_the_name():
+    request = parse_measure("nfairr(tau=0)")
+    assert request.parameters()["tau"] == 0.0 and request.parameters()["strict"] is False
+    # scorer options set defaults; the name wins
+    assert request.parameters({"tau": 3.0, "strict": True}) == {
+        "tau": 0.0, "strict": True, "targets": None, "background": "collection",
+    }  # fmt: skip
+    assert parse_measure("texfair").parameters({"tau": 3.0}) == {"targets": None}
+
+
+def test_a_list_splits_only_at_top_level_commas():
+    items = parse_measures("texfair@10, nfairr(tau=0,strict=true)@5,awrf(targets=(0.5,0.5))")
+    assert [str(r) for r in items] == [
+        "texfair@10",
+        "nfairr(tau=0,strict=true)@5",
+        "awrf(targets=(0.5,0.5))",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("texfiar@10", r"unknown measure 'texfiar'; known measures: rab, .*texfair"),
+        ("nfairr(tua=0)", r"unknown parameter 'tua' of nfairr; its parameters: tau, strict"),
+        ("duo(variance=local)", r"value 'local' is not allowed; expected one of prefix, global"),
+        ("texfair@0", r"bad cut-off '0'; expected an integer ≥ 1"),
+        ("texfair@ten", r"bad cut-off 'ten'"),
+        ("texfair@", r"bad cut-off ''"),
+        ("nfairr(tau=abc)", r"parameter tau: cannot read 'abc'; expected a float ≥ 0"),
+        ("nfairr(tau=-1)", r"parameter tau: value -1.0 is out of range"),
+        ("nfairr(strict=maybe)", r"expected true or false"),
+        ("rbo(p=1)", r"parameter p: value 1.0 is out of range"),
+        ("nfairr(tau)", r"parameter 'tau' is not key=value"),
+        ("nfairr(tau=0", r"unbalanced|expected parameters"),
+        ("nfairr(tau=0,tau=1)", r"given twice"),
+        ("", r"empty measure name"),
+    ],
+)
+def test_parser_errors_say_what_was_expected(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_measure(text)
+
+
+def test_old_registry_names_are_thin_aliases():
+    from rankbias.metrics import registry
+
+    assert registry.HIGHER_FAIRER is HigherIs.FAIRER
+    assert registry.HIGHER_BIASED is HigherIs.MORE_BIASED and registry.SIGNED is HigherIs.SIGNED
+    assert registry.get_metric("arab_tf").direction is HigherIs.SIGNED
+    assert registry.get_metric("rab_tc_f").direction is HigherIs.NEITHER
+    assert registry.get_metric("nfairr").family == "fairr"
+    # the old registry listed the 32 term-family labels
+    assert len(registry.METRICS) == 4 * 6 + 3 + 5
+    with pytest.raises(ValueError, match="unknown metric 'duo'"):
+        registry.get_metric("duo")  # not a term-family label; the analyses rely on this

@@ -1,0 +1,81 @@
+"""rND/rKL: the two normalisations of rankbias.metrics.rank_fairness against brute force.
+
+Expected values: a direct transcription of the definitions (Yang & Stoyanovich 2017 Eq. 2;
+Ziems et al. 2024 Eq. 2–4) evaluated on every distinct ordering, and one example by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from rankbias.metrics.rank_fairness import rkl, rkl_max, rkl_min, rnd, rnd_max, rnd_min
+
+
+def brute_raw(flags, measure, step=1, discount="log2(i+1)"):
+    n, total = len(flags), sum(flags)
+    overall = total / n
+    value = 0.0
+    for i in range(step, n + 1, step):
+        if discount == "log2(i)" and i == 1:
+            continue
+        share = sum(flags[:i]) / i
+        if measure == "rnd":
+            utility = abs(share - overall)
+        else:
+            utility = sum(
+                a * math.log2(a / b) for a, b in ((share, overall), (1 - share, 1 - overall)) if a
+            )
+        value += utility / math.log2(i + 1 if discount == "log2(i+1)" else i)
+    return value
+
+
+def orderings(n, protected):
+    return {perm for perm in itertools.permutations([1] * protected + [0] * (n - protected))}
+
+
+def test_fairest_of_three_with_one_protected_by_hand():
+    # P_N = 1/3.  Protected second: |0 − 1/3|/1 + |1/2 − 1/3|/log2 3; protected first (the
+    # most unfair): |1 − 1/3|/1 + |1/2 − 1/3|/log2 3.  The fairest ordering is not 0.
+    fairest = 1 / 3 + (1 / 6) / math.log2(3)
+    unfair = 2 / 3 + (1 / 6) / math.log2(3)
+    assert rnd([0, 1, 0]) == pytest.approx(fairest / unfair)
+    assert round(rnd([0, 1, 0]), 3) == 0.568
+    assert rnd([0, 1, 0], normalisation="min_max") == 0.0
+    assert rnd([1, 0, 0], normalisation="min_max") == 1.0
+    # protected last: in between
+    last = 1 / 3 + (1 / 3) / math.log2(3)
+    assert rnd([0, 0, 1], normalisation="min_max") == pytest.approx(
+        (last - fairest) / (unfair - fairest)
+    )
+
+
+@pytest.mark.parametrize("measure", ["rnd", "rkl"])
+@pytest.mark.parametrize(("step", "discount"), [(1, "log2(i+1)"), (2, "log2(i+1)"), (1, "log2(i)")])
+def test_min_max_normalisation_against_every_ordering(measure, step, discount):
+    function = {"rnd": rnd, "rkl": rkl}[measure]
+    low_of = {"rnd": rnd_min, "rkl": rkl_min}[measure]
+    high_of = {"rnd": rnd_max, "rkl": rkl_max}[measure]
+    for n in range(2, 8):
+        for protected in range(1, n):
+            options = {"step": step, "discount": discount}
+            raws = {o: brute_raw(o, measure, step, discount) for o in orderings(n, protected)}
+            low, high = min(raws.values()), max(raws.values())
+            assert low_of(n, protected, **options) == pytest.approx(low, abs=1e-12)
+            assert high_of(n, protected, **options) == pytest.approx(high, abs=1e-12)
+            for ordering, raw in raws.items():
+                got = function(list(ordering), normalisation="min_max", **options)
+                if high - low <= 1e-12:
+                    assert math.isnan(got)
+                else:
+                    assert got == pytest.approx((raw - low) / (high - low), abs=1e-9)
+                    assert function(list(ordering), **options) == pytest.approx(raw / high)
+
+
+def test_the_normalisation_is_checked():
+    with pytest.raises(ValueError, match="normalisation: expected 'max' or 'min_max'"):
+        rnd([0, 1], normalisation="minmax")
+    assert np.isnan(rkl([1, 1, 1], normalisation="min_max"))
