@@ -16,9 +16,10 @@ the line, and saying what was found and what was expected):
 Sources, all read through :func:`iter_collection_stats`: a regular file (read in line-aligned
 byte ranges, in parallel), a gzip file (recognised by its magic bytes, not by its suffix; a
 file named ``.gz`` whose content is not gzip is refused, as by every other reader), and any
-stream — a pipe, a FIFO, ``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read sequentially (gzip or
-not); emptiness is judged by reading, never by the file size.  ``ir_datasets`` corpora and other
-``(docid, text)`` iterators go through the same line rules (:func:`stats_from_pairs`).
+stream — a pipe, a FIFO, ``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read
+sequentially (gzip or not); emptiness is judged by reading, never by the file size.
+``ir_datasets`` corpora and other ``(docid, text)`` iterators go through the same line rules
+(:func:`stats_from_pairs`).
 
 Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel`
 (one pass per byte: tokenise, lower-case, hash, look up, count) on ``workers`` threads — the
