@@ -451,6 +451,8 @@ def test_an_offline_ir_datasets_id_is_one_line(files, tmp_path, capsys, monkeypa
     files = {**files, "collection": "antique"}
     make = stats_args if command_name == "stats" else score_args
     status, err = run_main(make(files, tmp_path / "o.csv"), capsys)
-    assert_one_line_error(status, err, "collection 'antique': ir_datasets could not download")
+    assert_one_line_error(
+        status, err, "ir_datasets id 'antique': its documents could not be read or downloaded"
+    )
     assert "Failed to resolve 'example.org'" in err
     assert not (tmp_path / "o.csv").exists()

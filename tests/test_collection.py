@@ -153,9 +153,9 @@ def test_bad_line_in_a_later_block_with_many_threads(tmp_path):
         (lambda p: None, "no such file"),
         (lambda p: p.write_bytes(_TRUNCATED_GZIP), "gzip data is truncated"),
         (lambda p: p.write_bytes(b"\x1f\x8b not really gzip"), "truncated or corrupt"),
-        (lambda p: p.write_bytes(b""), "the collection is empty"),
+        (lambda p: p.write_bytes(b""), "the name ends in '.gz' but the content is not gzip"),
     ],
-    ids=["directory", "missing", "truncated gzip", "bad gzip", "empty"],
+    ids=["directory", "missing", "truncated gzip", "bad gzip", "empty file named .gz"],
 )  # fmt: skip
 def test_unreadable_sources_are_input_errors(tmp_path, make, fragment):
     path = tmp_path / "c.tsv.gz"
