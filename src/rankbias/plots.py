@@ -29,8 +29,11 @@ CONTENT_WIDTH_PX = 688
 CSS_DPI = 100
 """Figure pixels per inch at which a figure is shown one to one on the page."""
 
-FIGURE_WIDTH = CONTENT_WIDTH_PX / CSS_DPI
-"""Width in inches of a figure that fills the content column."""
+SAVE_PAD_INCHES = 0.04
+"""Margin around the tight bounding box of a saved figure."""
+
+FIGURE_WIDTH = CONTENT_WIDTH_PX / CSS_DPI - 2 * SAVE_PAD_INCHES
+"""Width in inches of a figure that, with its margins, fills the content column."""
 
 MIN_TEXT_PX = 15.0
 """Smallest acceptable height of figure text on the page, in CSS pixels (the theme's body text
@@ -67,6 +70,7 @@ def use_book_style() -> None:
             "figure.dpi": CSS_DPI,
             "savefig.dpi": 2 * CSS_DPI,
             "savefig.bbox": "tight",
+            "savefig.pad_inches": SAVE_PAD_INCHES,
             "figure.constrained_layout.use": True,
             "legend.frameon": False,
             "axes.titlepad": 6.0,
@@ -98,6 +102,11 @@ def _register_png_formatter() -> None:
     shell = get_ipython()
     if shell is None:
         return
+    # Loading the inline backend (on the first figure) resets the figure formatters, so load it
+    # now, before registering ours.
+    import matplotlib.pyplot as plt
+
+    plt.close(plt.figure())
     formatters = shell.display_formatter.formatters
     formatters["image/png"].for_type(Figure, figure_png)
     for mime in ("image/svg+xml", "application/pdf", "image/jpeg"):
@@ -127,24 +136,26 @@ def facet_height(columns: int, aspect: float = 1.0, margin: float = 0.9) -> floa
     return usable / columns / aspect
 
 
-def legend_below(obj, columns: int | None = None, title: str | None = None) -> None:
-    """Move the legend of an Axes or a seaborn grid below the plot, outside the data.
+def legend_outside(obj, columns: int | None = None, title: str | None = None) -> None:
+    """Move the legend of an Axes or a seaborn grid outside the data.
 
-    ``columns`` is the number of legend columns (by default all entries on one row).
+    An Axes gets its legend above the plot area (clear of the x-axis label), a seaborn grid
+    below the whole grid.  ``columns`` is the number of legend columns (by default all entries
+    on one row); ``title`` replaces the legend's title (``""`` removes it).
     """
-    if isinstance(obj, mpl.axes.Axes):
-        legend = obj.get_legend()
-    else:
-        legend = getattr(obj, "legend", None) or getattr(obj, "_legend", None)
+    is_axes = isinstance(obj, mpl.axes.Axes)
+    legend = obj.get_legend() if is_axes else getattr(obj, "legend", None)
     if legend is None:
-        raise ValueError("legend_below: the plot has no legend to move")
+        raise ValueError("legend_outside: the plot has no legend to move")
     entries = len(legend.get_texts())
+    if title is None:
+        title = legend.get_title().get_text()
     sns.move_legend(
         obj,
-        "upper center",
-        bbox_to_anchor=(0.5, 0.0) if not isinstance(obj, mpl.axes.Axes) else (0.5, -0.22),
+        "lower center" if is_axes else "upper center",
+        bbox_to_anchor=(0.5, 1.0) if is_axes else (0.5, 0.0),
         ncol=columns or entries,
-        title=title if title is not None else legend.get_title().get_text() or None,
+        title=title or None,
         frameon=False,
     )
 
