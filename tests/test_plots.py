@@ -22,9 +22,9 @@ def book_style():
 
 
 def test_figure_width_fills_the_content_column_one_to_one():
-    # 688 CSS px at 100 px per inch is 6.88 in, less a margin of 0.04 in on each side.
-    assert plots.FIGURE_WIDTH == pytest.approx(6.8)
-    assert matplotlib.rcParams["figure.figsize"][0] == pytest.approx(6.8)
+    # 660 CSS px at 100 px per inch is 6.6 in, less a margin of 0.04 in on each side.
+    assert plots.FIGURE_WIDTH == pytest.approx(6.52)
+    assert matplotlib.rcParams["figure.figsize"][0] == pytest.approx(6.52)
     assert matplotlib.rcParams["figure.dpi"] == 100
 
 
@@ -66,8 +66,8 @@ def test_figure_without_text_is_an_error():
 
 
 def test_facet_height_fills_the_width():
-    # 3 facets of aspect 1.2 in 6.8 - 0.9 = 5.9 in: 5.9 / 3 / 1.2 in high.
-    assert plots.facet_height(3, aspect=1.2) == pytest.approx(5.9 / 3 / 1.2)
+    # 3 facets of aspect 1.2 in 6.52 - 0.9 = 5.62 in: 5.62 / 3 / 1.2 in high.
+    assert plots.facet_height(3, aspect=1.2) == pytest.approx(5.62 / 3 / 1.2)
     with pytest.raises(ValueError, match="columns"):
         plots.facet_height(0)
     with pytest.raises(ValueError, match="aspect"):
@@ -75,7 +75,7 @@ def test_facet_height_fills_the_width():
 
 
 def test_figure_size_rejects_non_positive_ratio():
-    assert plots.figure_size(0.5) == pytest.approx((6.8, 3.4))
+    assert plots.figure_size(0.5) == pytest.approx((6.52, 3.26))
     with pytest.raises(ValueError, match="height_ratio"):
         plots.figure_size(0)
 

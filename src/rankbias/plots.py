@@ -23,8 +23,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-CONTENT_WIDTH_PX = 688
-"""Width of the book's content column in CSS pixels, measured in a 1280 px wide window."""
+CONTENT_WIDTH_PX = 660
+"""Width available to a figure in CSS pixels: the content column of a 1280 px wide window
+(676 px) less the 8 px padding on each side of a figure, measured in headless Chromium."""
 
 CSS_DPI = 100
 """Figure pixels per inch at which a figure is shown one to one on the page."""
