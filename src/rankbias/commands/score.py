@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from rankbias.commands.stats import add_collection_arguments, load_lexicon, warn_unmatchable
+from rankbias.distributed import check_engine_arguments
 from rankbias.errors import InputError
 from rankbias.metrics.texfair import DISTANCES
 from rankbias.runs import read_run
@@ -108,12 +109,7 @@ def run_score(args) -> int:
         if args.background_depth is not None:
             background = background.cut(args.background_depth)
     per_term = any(m.startswith(("rab_tf_paper", "arab_tf_paper")) for m in metrics)
-    stats = collection_stats(
-        args.collection, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
-    )
-    frame = score_runs(
-        runs,
-        stats,
+    options = dict(
         metrics=metrics,
         cutoffs=cutoffs,
         background=background,
@@ -122,6 +118,15 @@ def run_score(args) -> int:
         distance=args.distance,
         missing=args.missing,
     )
+    if check_engine_arguments(args):
+        from rankbias.distributed import score_for_command
+
+        frame = score_for_command(args, runs, lexicon, per_term, **options)
+    else:
+        stats = collection_stats(
+            args.collection, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
+        )
+        frame = score_runs(runs, stats, **options)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rankbias.distributed import add_engine_arguments, check_engine_arguments
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon, read_lexicon
 from rankbias.metrics.fairr import neutrality
@@ -64,6 +65,7 @@ def add_collection_arguments(parser) -> None:
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: all cores)"
     )
+    add_engine_arguments(parser)
 
 
 def load_lexicon(terms: str) -> Lexicon:
@@ -146,7 +148,14 @@ def run_stats(args) -> int:
         raise InputError(f"{args.terms}: group label(s) {clash} clash with output columns")
     warn_unmatchable(lexicon, args.tokenizer)
     source = Path(args.collection)
-    if source.exists():
+    if check_engine_arguments(args):
+        from rankbias.distributed import stats_blocks_for_command
+
+        blocks = (
+            _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
+            for b in stats_blocks_for_command(args, lexicon)
+        )
+    elif source.exists():
         _, raw_blocks = _iter_blocks(
             source, lexicon, args.tokenizer, False, args.workers, DEFAULT_BLOCK_BYTES
         )
