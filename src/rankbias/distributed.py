@@ -143,7 +143,8 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=None,  # no dashboard, and its HTTP server on any free port:
+        scheduler_kwargs={"dashboard_address": ":0"},
         silence_logs=logging.ERROR,
     )
     try:
