@@ -26,7 +26,8 @@ Scoring
 
 Without a scheduler address a :class:`distributed.LocalCluster` is started (one single-threaded
 worker process per core) and closed at the end.  Progress (one step per partition or chunk)
-is shown on the driver when standard error is a terminal and ``tqdm`` is installed.
+is shown on the driver when standard error is a terminal and ``tqdm`` is installed (not with
+``--quiet``, where the command has that option).
 """
 
 from __future__ import annotations
@@ -610,12 +611,18 @@ def _reassemble(runs, results, layout) -> pd.DataFrame:
 def stats_blocks_for_command(args, lexicon: Lexicon, per_term: bool = False):
     """``rankbias stats --engine dask``: per-partition statistics, in file order, computed on
     the cluster named by ``--scheduler`` (or a local one of ``--workers`` processes)."""
+    progress = False if getattr(args, "quiet", False) else None
     with dask_client(args.scheduler, args.workers) as client:
-        yield from iter_stats_on_dask(client, args.collection, lexicon, args.tokenizer, per_term)
+        yield from iter_stats_on_dask(
+            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
+        )
 
 
 def score_for_command(args, runs, lexicon: Lexicon, per_term: bool, **options) -> pd.DataFrame:
     """``rankbias score --engine dask``: statistics and scores on one cluster."""
+    progress = False if getattr(args, "quiet", False) else None
     with dask_client(args.scheduler, args.workers) as client:
-        stats = collection_stats_on_dask(client, args.collection, lexicon, args.tokenizer, per_term)
-        return score_runs_on_dask(client, runs, stats, **options)
+        stats = collection_stats_on_dask(
+            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
+        )
+        return score_runs_on_dask(client, runs, stats, progress=progress, **options)
