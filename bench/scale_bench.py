@@ -12,7 +12,8 @@ Run: ``python bench/scale_bench.py [--docs N]`` (or through ``bench/run.py``).
    processes; the released per-document loop (CPJKU ``calculate_collection_docneutrality.py``,
    as in ``stats_bench``); and ``awk '{n+=NF} END{print n}'``, which only splits every line into
    words.  The engines are also timed on a one-line file, which measures their start-up alone.
-3. Prints seconds, documents/s and MB/s (1 MB = 10^6 bytes of the file), the peak resident
+3. Prints seconds, documents/s and MB/s (1 MB = 10^6 bytes of the file), the CPU seconds of
+   all the command's processes (less sensitive than wall time to other load), the peak resident
    memory of the largest process and (sampled every 0.1 s) of the whole process tree, and
    checks that both engines wrote the same table.
 """
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"\n{'command':38} {'seconds':>8} {'docs/s':>10} {'MB/s':>7} {'start-up s':>10} "
-        f"{'docs/s w/o start-up':>19} {'largest RSS MiB':>15} {'tree RSS MiB':>12}"
+        f"{'docs/s w/o start-up':>19} {'CPU s':>6} {'largest RSS MiB':>15} {'tree RSS MiB':>12}"
     )
     for label, report, startup in rows:
         seconds = report["seconds"]
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"{label:38} {seconds:8.2f} {args.docs / seconds:10,.0f} {size / 1e6 / seconds:7.1f} "
-            f"{'' if startup is None else f'{startup:.2f}':>10} {net} "
+            f"{'' if startup is None else f'{startup:.2f}':>10} {net} {report['cpu']:6.1f} "
             f"{report['largest_kb'] / 1024:15.0f} {report['tree_bytes'] / 2**20:12.0f}"
         )
     tables = [pd.read_parquet(OUT / f"scale_{i}.parquet") for i in range(len(cases))]
