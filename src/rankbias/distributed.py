@@ -143,8 +143,8 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
     import dask
 
     # Dask's nannies set MALLOC_TRIM_THRESHOLD_ for their workers, which turns off glibc's
-    # adaptive mmap threshold: every large NumPy temporary then costs fresh page faults and
-    # the counting kernel used twice the CPU time in a worker (measured).  Leave it unset.
+    # adaptive mmap threshold: every large NumPy temporary then costs fresh page faults, and
+    # the counting kernel needs about 1.5 times the CPU time (measured).  Leave it unset.
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         cluster = distributed.LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
