@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned to the CPU wheel; GPU users: see README.
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[testbed,book,test,msmarco]"
+	$(PY) -m pip install --quiet -e ".[testbed,book,test,msmarco,dask]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -39,6 +39,7 @@ from rankbias.commands.stats import (
     load_lexicon,
     warn_unmatchable,
 )
+from rankbias.distributed import check_engine_arguments
 from rankbias.errors import InputError
 
 
@@ -171,10 +172,7 @@ def run_score(args) -> int:
         if args.background_depth is not None:
             background = background.cut(args.background_depth)
     per_term = any(dict(parse_measure(m).given).get("magnitude") == "tf_paper" for m in metrics)
-    stats = collection_statistics(args, lexicon, per_term, show)
-    frame = score_runs(
-        runs,
-        stats,
+    score_options = dict(
         metrics=metrics,
         cutoffs=args.cutoffs,
         background=background,
@@ -183,6 +181,13 @@ def run_score(args) -> int:
         distance=args.distance,
         missing=args.missing,
     )
+    if check_engine_arguments(args):
+        from rankbias.distributed import score_for_command
+
+        frame = score_for_command(args, runs, lexicon, per_term, **score_options)
+    else:
+        stats = collection_statistics(args, lexicon, per_term, show)
+        frame = score_runs(runs, stats, **score_options)
     write_table(out, frame)
     for name, count in frame.attrs["missing_documents"].items():
         if count:

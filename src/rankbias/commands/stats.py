@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rankbias.commands import options
 from rankbias.commands.progress import estimate_lines, progress, wanted
+from rankbias.distributed import add_engine_arguments, check_engine_arguments
 from rankbias.errors import InputError
 
 RESERVED_COLUMNS = ("docid", "length", "neutrality")
@@ -63,6 +64,7 @@ def add_collection_arguments(parser) -> None:
         default=None,
         help="worker processes, 1 to the number of cores (default: all cores)",
     )
+    add_engine_arguments(parser)
 
 
 def load_lexicon(terms: str):
@@ -113,6 +115,12 @@ def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
     from rankbias import text
 
+    if check_engine_arguments(args):
+        from rankbias.distributed import stats_blocks_for_command
+
+        for b in stats_blocks_for_command(args, lexicon):
+            yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
+        return
     source = Path(args.collection)
     if source.exists():
         _, raw_blocks = text._iter_blocks(

@@ -1,0 +1,634 @@
+"""``rankbias stats`` and ``rankbias score`` on a Dask cluster (``--engine dask``).
+
+Statistics
+    The collection file is cut into line-aligned byte ranges (*partitions*: a few per worker
+    thread, at most :data:`MAX_PARTITION_BYTES` each).  Every worker reads its own byte range
+    from a path it can see — a shared file system, or an ``fsspec`` URL such as
+    ``s3://bucket/collection.tsv`` — and runs the same counting kernel as the local engine on
+    it, in blocks of :data:`rankbias.text.DEFAULT_BLOCK_BYTES`.  The driver takes the results
+    in file order, so the output has the local engine's rows in the local engine's order.  A
+    compressed file (``.gz``) cannot be cut: it is one partition, read by one worker.
+
+    Errors found by a worker come back as values: the line within its partition and the
+    message; the driver adds the line counts of the partitions before it and raises the local
+    engine's ``file:line`` message.  Docids used twice are found from a 64-bit hash of every
+    docid, as the local engine does when its stream ends, and confirmed on the text.
+
+Scoring
+    Runs are read by the driver; the statistics come from the path above.  The work is cut by
+    query: each task scores one run on a contiguous chunk of its queries with
+    :func:`rankbias.scoring.score_runs`, and receives only the rows of the statistics it
+    needs (its documents, its background documents, and the collection's most neutral
+    documents, from which the collection-wide ideal FaiRR is computed).  The chunks are put
+    back in the local engine's row order.  Input that the local engine rejects (missing
+    documents, empty lists, a background without some query) is rejected by running the
+    local engine itself on the driver, so the message is the same.
+
+Without a scheduler address a :class:`distributed.LocalCluster` is started (one single-threaded
+worker process per core) and closed at the end.  Progress (one step per partition or chunk)
+is shown on the driver when standard error is a terminal and ``tqdm`` is installed (not with
+``--quiet``, where the command has that option).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from rankbias.errors import InputError, located
+
+if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
+    import numpy as np
+    import pandas as pd
+
+    from rankbias.lexicon import Lexicon
+    from rankbias.runs import Run
+    from rankbias.text import DocStats
+
+__all__ = [
+    "ENGINES",
+    "add_engine_arguments",
+    "dask_client",
+    "plan_partitions",
+    "iter_stats_on_dask",
+    "collection_stats_on_dask",
+    "score_runs_on_dask",
+    "stats_blocks_for_command",
+    "score_for_command",
+]
+
+ENGINES = ("local", "dask")
+MAX_PARTITION_BYTES = 64 << 20  # 64 MiB of collection text per task
+MIN_PARTITION_BYTES = 1 << 20
+PARTITIONS_PER_THREAD = 4  # a few per worker thread, so that a slow worker does not hold all
+CONNECT_TIMEOUT_S = 30
+WAIT_FOR_WORKERS_S = 60
+INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
+
+
+# ---- command-line options ------------------------------------------------------------------
+def add_engine_arguments(parser) -> None:
+    """``--engine`` and ``--scheduler``, shared by ``stats`` and ``score``."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: threads on this machine (default); dask: partitions on a Dask "
+        "cluster (needs the 'dask' extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
+        "default: a local cluster of --workers single-threaded processes",
+    )
+
+
+def check_engine_arguments(args) -> bool:
+    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
+    if getattr(args, "scheduler", None) and args.engine != "dask":
+        raise InputError(
+            f"--scheduler {args.scheduler}: found --engine {args.engine}; expected --engine dask"
+        )
+    return args.engine == "dask"
+
+
+# ---- the cluster ---------------------------------------------------------------------------
+def _distributed():
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise InputError(
+            f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
+        ) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None):
+    """A ``distributed.Client``: connected to ``scheduler``, or to a new local cluster of
+    ``workers`` single-threaded processes (default: one per core), closed on exit."""
+    distributed = _distributed()
+    if scheduler:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(
+                f"--scheduler {scheduler}: cannot connect ({exc}); expected the address of a "
+                "running `dask scheduler`, e.g. tcp://HOST:8786"
+            ) from None
+        try:
+            try:
+                client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS_S)
+            except TimeoutError:
+                raise InputError(
+                    f"--scheduler {scheduler}: no worker joined within {WAIT_FOR_WORKERS_S} s; "
+                    "expected at least one `dask worker` connected to it"
+                ) from None
+            yield client
+        finally:
+            client.close()
+        return
+    import logging
+
+    import dask
+
+    # Dask's nannies set MALLOC_TRIM_THRESHOLD_ for their workers, which turns off glibc's
+    # adaptive mmap threshold: every large NumPy temporary then costs fresh page faults, and
+    # the counting kernel needs about 1.5 times the CPU time (measured).  Leave it unset.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        cluster = distributed.LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,  # no dashboard, and its HTTP server on any free port:
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.ERROR,
+        )
+    try:
+        client = distributed.Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def _total_threads(client) -> int:
+    return max(1, sum(client.nthreads().values()))
+
+
+class _Progress:
+    """A tqdm bar on standard error when it is a terminal (and tqdm is installed)."""
+
+    def __init__(self, total: int, label: str, unit: str, enabled: bool | None):
+        self.bar = None
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ModuleNotFoundError:
+                return
+            self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, leave=False)
+
+    def step(self, _future=None) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _ordered_results(
+    client, function: Callable, calls: Sequence[tuple], label: str, unit: str, progress
+) -> Iterator:
+    """``function(*call)`` for every call on the cluster, yielded in the order of ``calls``,
+    with at most two tasks per worker thread in flight (bounded memory on both sides); the
+    progress bar moves as tasks complete, in any order."""
+    bar = _Progress(len(calls), label, unit, progress)
+    pending: deque = deque()
+    remaining = iter(calls)
+    window = 2 * _total_threads(client)
+
+    def submit_next() -> None:
+        call = next(remaining, None)
+        if call is not None:
+            future = client.submit(function, *call, pure=False)
+            future.add_done_callback(bar.step)
+            pending.append(future)
+
+    try:
+        for _ in range(window):
+            submit_next()
+        while pending:
+            result = pending.popleft().result()
+            submit_next()
+            yield result
+    finally:
+        client.cancel(list(pending))
+        bar.close()
+
+
+# ---- reading byte ranges (local paths and fsspec URLs) ------------------------------------
+def _is_url(location: str) -> bool:
+    return "://" in location
+
+
+def _is_compressed(location: str) -> bool:
+    return location.endswith(".gz")
+
+
+def _open_raw(location: str):
+    """The file (not decompressed) as a binary, seekable handle."""
+    if _is_url(location):
+        try:
+            import fsspec
+        except ModuleNotFoundError:
+            raise InputError(f"{location}: reading a URL needs fsspec; {INSTALL_HINT}") from None
+        return fsspec.open(location, "rb").open()
+    return open(location, "rb")
+
+
+def _size_of(location: str) -> int:
+    if _is_url(location):
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(location)
+        return int(fs.size(path))
+    return os.path.getsize(location)
+
+
+def plan_partitions(location: str, target_bytes: int) -> list[tuple[int, int]]:
+    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file.
+
+    Each range ends just after a line break (or at the end of the file).  A compressed file is
+    one range ``(0, -1)``: the whole decompressed stream.
+    """
+    if _is_compressed(location):
+        return [(0, -1)]
+    size = _size_of(location)
+    target_bytes = max(1, int(target_bytes))
+    ranges = []
+    with _open_raw(location) as handle:
+        start = 0
+        while start < size:
+            handle.seek(min(start + target_bytes, size))
+            if handle.tell() < size:
+                handle.readline()
+            end = handle.tell()
+            ranges.append((start, end))
+            start = end
+    return ranges
+
+
+def _line_blocks(location: str, start: int, end: int, block_bytes: int):
+    """``(offset, bytes)``: blocks of whole lines of the range ``[start, end)`` (``end == -1``:
+    the whole decompressed stream of a compressed file); offsets count from the start of the
+    (decompressed) file, as the local engine's do."""
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(_open_raw(location))
+        if end == -1:
+            import gzip
+
+            handle = stack.enter_context(gzip.GzipFile(fileobj=handle, mode="rb"))
+        else:
+            handle.seek(start)
+        offset = start
+        while end == -1 or offset < end:
+            block = handle.read(block_bytes if end == -1 else min(block_bytes, end - offset))
+            if not block:
+                return
+            if not block.endswith(b"\n") and (end == -1 or offset + len(block) < end):
+                block += handle.readline()
+            yield offset, block
+            offset += len(block)
+
+
+# ---- the kernel adapter -------------------------------------------------------------------
+class _PartitionCounts(NamedTuple):
+    """What a worker sends back for one partition."""
+
+    stats: DocStats | None  # None when the partition has no line or has an error
+    docid_hashes: np.ndarray  # uint64 hash of each docid (the local engine's hash)
+    n_lines: int  # lines read before the error, or all lines of the partition
+    error_line: int | None  # 0-based line within the partition of the first bad line
+    error_message: str | None
+
+
+def count_byte_range(
+    location: str, start: int, end: int, lexicon: Lexicon, tokenizer: str, per_term: bool
+) -> _PartitionCounts:
+    """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
+
+    This is the one function that calls the internals of :mod:`rankbias.text` (the local
+    engine's per-block kernel, its docid hash and its block errors); everything else in this
+    module goes through it.
+    """
+    import numpy as np
+
+    from rankbias import text
+    from rankbias.text import DocStats
+
+    matcher = text._TermMatcher(lexicon, tokenizer)
+    parts, hashes, n_lines = [], [], 0
+    for offset, block in _line_blocks(location, start, end, text.DEFAULT_BLOCK_BYTES):
+        try:
+            raw = text._run_unit(("bytes", block, offset), matcher, per_term)
+        except text._BlockError as exc:
+            empty = np.zeros(0, dtype=np.uint64)
+            return _PartitionCounts(None, empty, n_lines, n_lines + exc.line_in_block, exc.message)
+        parts.append(text._block_stats(raw, matcher))
+        hashes.append(raw.hashes)
+        n_lines += len(raw.lengths)
+    if not parts:
+        return _PartitionCounts(None, np.zeros(0, dtype=np.uint64), 0, None, None)
+    return _PartitionCounts(DocStats.concat(parts), np.concatenate(hashes), n_lines, None, None)
+
+
+# ---- statistics on the cluster -------------------------------------------------------------
+def _collection_location(collection: str | Path) -> tuple[str, str]:
+    """``(location workers open, label for messages)``; the label is the local engine's."""
+    collection = str(collection)
+    if _is_url(collection):
+        return collection, collection
+    path = Path(collection)
+    if not path.is_file():
+        raise InputError(
+            f"collection {collection!r}: no such file; --engine dask reads a docid<TAB>text "
+            "file (optionally .gz) that the workers can see, or an fsspec URL; for an "
+            "ir_datasets id use --engine local"
+        )
+    return str(path.resolve()), str(path)
+
+
+def _partition_bytes(location: str, client) -> int:
+    size = 0 if _is_compressed(location) else _size_of(location)
+    per_partition = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
+    return min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, per_partition))
+
+
+@dataclass
+class _StreamState:
+    """What the driver keeps while partitions stream by: 8 bytes per document, not the text."""
+
+    label: str
+    location: str
+    ranges: list[tuple[int, int]]
+    line_counts: list[int]
+    hashes: list
+
+
+def iter_stats_on_dask(
+    client,
+    collection: str | Path,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    partition_bytes: int | None = None,
+    progress: bool | None = None,
+) -> Iterator[DocStats]:
+    """Stream the statistics of a collection file computed on the cluster of ``client``, one
+    :class:`~rankbias.text.DocStats` per partition, in file order.
+
+    The documents, numbers and errors are those of
+    :func:`rankbias.text.iter_collection_stats` (the local engine); only the block sizes
+    differ.  ``partition_bytes`` defaults to a few partitions per worker thread, at most
+    :data:`MAX_PARTITION_BYTES`.
+    """
+    location, label = _collection_location(collection)
+    target = partition_bytes or _partition_bytes(location, client)
+    state = _StreamState(label, location, plan_partitions(location, target), [], [])
+    calls = [(location, a, b, lexicon, tokenizer, per_term) for a, b in state.ranges]
+    try:
+        results = _ordered_results(
+            client, count_byte_range, calls, "partitions", "partition", progress
+        )
+        for result in results:
+            if result.error_line is not None:
+                line = sum(state.line_counts) + result.error_line + 1
+                raise located(label, line, result.error_message)
+            state.line_counts.append(result.n_lines)
+            state.hashes.append(result.docid_hashes)
+            if result.stats is not None:
+                yield result.stats
+    except OSError as exc:
+        raise InputError(
+            f"{label}: a worker could not read the collection ({exc}); expected a path every "
+            "worker can see (a shared file system) or an fsspec URL"
+        ) from None
+    _check_unique_docids(state)
+
+
+def _check_unique_docids(state: _StreamState) -> None:
+    """The local engine's duplicate check: equal hashes, confirmed on the docids' text, the
+    first confirmed pair in hash order reported with both line numbers."""
+    import numpy as np
+
+    hashes = np.concatenate(state.hashes) if state.hashes else np.zeros(0, dtype=np.uint64)
+    order = np.argsort(hashes, kind="stable")
+    same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+    for k in same:
+        first, second = sorted((int(order[k]), int(order[k + 1])))
+        a, b = _docids_at_lines(state, [first, second])
+        if a == b:
+            raise located(
+                state.label,
+                second + 1,
+                f"docid {b!r} is already used on line {first + 1}; expected each docid once",
+            )
+
+
+def _docids_at_lines(state: _StreamState, lines: list[int]) -> list[str]:
+    """The docids on 0-based ``lines`` of the collection, re-read from their partitions."""
+    import numpy as np
+
+    ends = np.cumsum(state.line_counts)
+    found = []
+    for line in lines:
+        k = int(np.searchsorted(ends, line, side="right"))
+        skip = line - (int(ends[k - 1]) if k else 0)
+        start, end = state.ranges[k]
+        for _, block in _line_blocks(state.location, start, end, 1 << 20):
+            count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            if skip < count:
+                raw = block.split(b"\n")[skip]
+                found.append(raw.decode("utf-8").partition("\t")[0])
+                break
+            skip -= count
+    return found
+
+
+def collection_stats_on_dask(
+    client,
+    collection: str | Path,
+    lexicon: Lexicon,
+    tokenizer: str = "default",
+    per_term: bool = False,
+    partition_bytes: int | None = None,
+    progress: bool | None = None,
+) -> DocStats:
+    """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
+    from rankbias.text import DocStats
+
+    parts = list(
+        iter_stats_on_dask(
+            client, collection, lexicon, tokenizer, per_term, partition_bytes, progress
+        )
+    )
+    if not parts:
+        _, label = _collection_location(collection)
+        raise located(label, None, "the collection is empty; expected 'docid<TAB>text' lines")
+    return DocStats.concat(parts)
+
+
+# ---- scoring on the cluster ----------------------------------------------------------------
+def _score_chunk(run: Run, stats: DocStats, background, options: dict):
+    """One task: ``score_runs`` of one run's chunk of queries; ``(table, attrs)``."""
+    from rankbias.scoring import score_runs
+
+    frame = score_runs([run], stats, background=background, **options)
+    return frame, dict(frame.attrs)
+
+
+def _subset(stats: DocStats, rows: np.ndarray) -> DocStats:
+    """The statistics of the given (sorted, unique) rows only."""
+    from rankbias.text import DocStats
+
+    return DocStats(
+        docids=stats.docids[rows],
+        lengths=stats.lengths[rows],
+        group_counts=stats.group_counts[rows],
+        groups=stats.groups,
+        terms=stats.terms,
+        term_group=stats.term_group,
+        term_counts=None if stats.term_counts is None else stats.term_counts[rows],
+        tokenizer=stats.tokenizer,
+    )
+
+
+def _rejected_by_local_engine(runs, stats, background, missing: str, empty: str) -> bool:
+    """Whether ``score_runs`` would stop with a message that depends on whole runs."""
+    import numpy as np
+
+    names = [r.name for r in runs]
+    if len(set(names)) != len(names):
+        return True
+    for run in runs:
+        if empty == "error" and (run.list_lengths == 0).any():
+            return True
+        if missing == "error" and (stats.rows(run.docids) < 0).any():
+            return True
+        if not isinstance(background, str):
+            if not np.isin(run.qids, background.qids).all():
+                return True
+            sub = background.restrict(run.qids)
+            if missing == "error" and (stats.rows(sub.docids) < 0).any():
+                return True
+    return False
+
+
+def score_runs_on_dask(
+    client,
+    runs: Run | Sequence[Run],
+    stats: DocStats,
+    queries_per_task: int | None = None,
+    progress: bool | None = None,
+    **options,
+) -> pd.DataFrame:
+    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client``, by query.
+
+    ``options`` are those of ``score_runs`` (``metrics``, ``cutoffs``, ``background``,
+    ``tau`` …); the table (rows, order, values) and its ``attrs`` are the same.
+    ``queries_per_task`` defaults to a few tasks per worker thread and run.
+    """
+    import numpy as np
+
+    from rankbias.metrics.fairr import neutrality
+    from rankbias.runs import Run
+    from rankbias.scoring import score_runs
+
+    runs = [runs] if isinstance(runs, Run) else list(runs)
+    bound = inspect.signature(score_runs).bind(runs, stats, **options)
+    bound.apply_defaults()
+    settings = dict(bound.arguments)
+    background = settings["background"]
+    if not runs or _rejected_by_local_engine(
+        runs, stats, background, settings["missing"], settings["empty"]
+    ):
+        return score_runs(runs, stats, **options)  # raises the local engine's own message
+    # The collection-wide ideal FaiRR reads the max(cutoffs) most neutral documents: every
+    # task gets them, so its ideal is the whole collection's.
+    cutoffs = [int(k) for k in settings["cutoffs"]]
+    try:
+        omega = neutrality(
+            stats.group_counts, settings["tau"], settings["targets"], settings["strict"]
+        )
+    except ValueError:  # e.g. targets that do not fit the groups: let score_runs say so
+        return score_runs(runs, stats, **options)
+    k_top = min(max(cutoffs) if cutoffs else 1, len(omega))
+    most_neutral = np.argpartition(-omega, k_top - 1)[:k_top] if k_top else np.zeros(0, int)
+    task_options = {k: v for k, v in options.items() if k != "background"}
+
+    threads = _total_threads(client)
+    calls, layout = [], []
+    for run_index, run in enumerate(runs):
+        size = queries_per_task or max(
+            1, math.ceil(len(run.qids) / (PARTITIONS_PER_THREAD * threads))
+        )
+        for first in range(0, len(run.qids), size):
+            chunk = run.restrict(run.qids[first : first + size])
+            needed = [stats.rows(chunk.docids), most_neutral]
+            chunk_background = background
+            if not isinstance(background, str):
+                chunk_background = background.restrict(chunk.qids)
+                needed.append(stats.rows(chunk_background.docids))
+            rows = np.unique(np.concatenate(needed))
+            rows = rows[rows >= 0]
+            calls.append((chunk, _subset(stats, rows), chunk_background, task_options))
+            layout.append((run_index, len(chunk.qids)))
+    results = list(_ordered_results(client, _score_chunk, calls, "query chunks", "chunk", progress))
+    return _reassemble(runs, results, layout)
+
+
+def _reassemble(runs, results, layout) -> pd.DataFrame:
+    """Chunks back in the local engine's order: per run, metric-major, then cutoff, then
+    query; ``attrs`` summed over chunks as the local engine counts them."""
+    import numpy as np
+    import pandas as pd
+
+    frames, missing, empty = [], {}, {}
+    for run_index, run in enumerate(runs):
+        mine = [
+            (res, n_q) for res, (ri, n_q) in zip(results, layout, strict=True) if ri == run_index
+        ]
+        tables = [frame for (frame, _), _ in mine]
+        blocks = np.concatenate(
+            [np.repeat(np.arange(len(frame) // n_q), n_q) for (frame, _), n_q in mine]
+        )
+        joined = pd.concat(tables, ignore_index=True)
+        frames.append(joined.take(np.argsort(blocks, kind="stable")))
+        totals: dict[str, int] = {}
+        for (_, attrs), _ in mine:
+            for key, count in attrs["missing_documents"].items():
+                totals[key] = totals.get(key, 0) + count
+        missing.update(totals)  # a background's count is the last run's, as in score_runs
+        empty[run.name] = [q for (_, attrs), _ in mine for q in attrs["empty_queries"][run.name]]
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["missing_documents"] = missing
+    out.attrs["empty_queries"] = empty
+    undefined = out[out["value"].isna()].groupby(["run", "metric"]).size()
+    out.attrs["undefined_values"] = {k: int(v) for k, v in undefined.items()}
+    return out
+
+
+# ---- entry points of the commands ----------------------------------------------------------
+def stats_blocks_for_command(args, lexicon: Lexicon, per_term: bool = False):
+    """``rankbias stats --engine dask``: per-partition statistics, in file order, computed on
+    the cluster named by ``--scheduler`` (or a local one of ``--workers`` processes)."""
+    progress = False if getattr(args, "quiet", False) else None
+    with dask_client(args.scheduler, args.workers) as client:
+        yield from iter_stats_on_dask(
+            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
+        )
+
+
+def score_for_command(args, runs, lexicon: Lexicon, per_term: bool, **options) -> pd.DataFrame:
+    """``rankbias score --engine dask``: statistics and scores on one cluster."""
+    progress = False if getattr(args, "quiet", False) else None
+    with dask_client(args.scheduler, args.workers) as client:
+        stats = collection_stats_on_dask(
+            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
+        )
+        return score_runs_on_dask(client, runs, stats, progress=progress, **options)

@@ -1,0 +1,448 @@
+"""``--engine dask``: the same output as the local engine, on a LocalCluster and on a real
+``dask scheduler`` with two ``dask worker`` processes on the loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="dask.distributed is not installed (the optional extra 'dask')"
+)
+
+import rankbias.distributed as engine  # noqa: E402
+from rankbias.cli import main  # noqa: E402
+from rankbias.lexicon import default_lexicon  # noqa: E402
+from rankbias.metrics.registry import METRICS  # noqa: E402
+from rankbias.runs import read_run  # noqa: E402
+from rankbias.scoring import score_runs  # noqa: E402
+from rankbias.text import read_collection_stats  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+TESTBED = REPO / "data/build/wikisample"
+BIN = Path(sys.executable).parent
+
+
+def child_env() -> dict:
+    """Environment of subprocesses: this checkout's package first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as connected,
+    ):
+        yield connected
+
+
+@pytest.fixture
+def on_cluster(monkeypatch, client):
+    """Commands run with ``--engine dask`` use the module's LocalCluster (no start-up each)."""
+
+    @contextlib.contextmanager
+    def shared(scheduler=None, workers=None):
+        yield client
+
+    monkeypatch.setattr(engine, "dask_client", shared)
+
+
+@pytest.fixture
+def small_partitions(monkeypatch):
+    """Partitions of about 8 KiB, so that a small file has many."""
+    monkeypatch.setattr(engine, "MIN_PARTITION_BYTES", 8192)
+    monkeypatch.setattr(engine, "MAX_PARTITION_BYTES", 8192)
+
+
+@pytest.fixture
+def testbed_partitions(monkeypatch):
+    """Partitions of about 128 KiB: a couple of dozen for the testbed's collection."""
+    monkeypatch.setattr(engine, "MIN_PARTITION_BYTES", 1 << 17)
+    monkeypatch.setattr(engine, "MAX_PARTITION_BYTES", 1 << 17)
+
+
+def generated_collection(path: Path, n_docs: int, seed: int = 7, bad: dict | None = None) -> Path:
+    """Passages of pseudo-words and gendered terms, some capitalised or non-ASCII; ``bad``
+    maps 0-based line numbers to raw lines that replace them."""
+    rng = np.random.default_rng(seed)
+    terms = list(default_lexicon().terms)
+    words = ["alpha", "beta", "Gamma", "delta,", "café", "naïve", "straße", "x1"] + terms[:40]
+    words += [t.upper() for t in terms[:10]] + ["İstanbul"]  # lower-casing changes the length
+    lines = []
+    for i in range(n_docs):
+        picks = rng.choice(len(words), size=int(rng.integers(3, 30)))
+        lines.append(f"d{i}\t{' '.join(words[j] for j in picks)}  \n".encode())
+    for i, raw in (bad or {}).items():
+        lines[i] = raw
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str]:
+    status = main(argv)
+    return status, capsys.readouterr().err
+
+
+# ---- partitions ---------------------------------------------------------------------------
+def test_partitions_are_line_aligned_by_hand(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"a\tx\nbb\ty\nc\tz\n")  # lines end at bytes 4, 9, 13
+    assert engine.plan_partitions(str(path), 1) == [(0, 4), (4, 9), (9, 13)]
+    assert engine.plan_partitions(str(path), 5) == [(0, 9), (9, 13)]
+    assert engine.plan_partitions(str(path), 100) == [(0, 13)]
+
+
+def test_partitions_cover_a_file_without_final_newline(tmp_path):
+    path = generated_collection(tmp_path / "c.tsv", 500)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    data = path.read_bytes()
+    ranges = engine.plan_partitions(str(path), 1000)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data) and len(ranges) > 5
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert all(data[end - 1 : end] == b"\n" for _, end in ranges[:-1])
+
+
+def test_compressed_file_is_one_partition(tmp_path):
+    assert engine.plan_partitions(str(tmp_path / "c.tsv.gz"), 10) == [(0, -1)]
+
+
+# ---- stats: the command's output equals the local engine's ---------------------------------
+def stats_outputs(tmp_path, collection: Path, suffix: str, capsys, extra=()) -> tuple[Path, Path]:
+    local, dask = tmp_path / f"local{suffix}", tmp_path / f"dask{suffix}"
+    common = ["stats", "--collection", str(collection), "--terms", "default", *extra]
+    assert run_cli([*common, "--out", str(local)], capsys)[0] == 0
+    assert run_cli([*common, "--engine", "dask", "--out", str(dask)], capsys)[0] == 0
+    return local, dask
+
+
+def assert_same_output(local: Path, dask: Path) -> None:
+    if local.suffix == ".parquet":
+        pd.testing.assert_frame_equal(pd.read_parquet(dask), pd.read_parquet(local))
+    else:
+        assert dask.read_bytes() == local.read_bytes()
+
+
+@pytest.mark.skipif(not (TESTBED / "collection.tsv").exists(), reason="testbed not built")
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_stats_on_the_testbed(tmp_path, capsys, on_cluster, testbed_partitions, suffix):
+    local, dask = stats_outputs(tmp_path, TESTBED / "collection.tsv", suffix, capsys)
+    assert_same_output(local, dask)
+    assert len(pd.read_parquet(dask) if suffix == ".parquet" else pd.read_csv(dask)) == sum(
+        1 for _ in open(TESTBED / "collection.tsv", "rb")
+    )
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_stats_on_many_partitions(tmp_path, capsys, on_cluster, small_partitions, suffix):
+    collection = generated_collection(tmp_path / "c.tsv", 3000)
+    assert len(engine.plan_partitions(str(collection), 8192)) > 8
+    local, dask = stats_outputs(tmp_path, collection, suffix, capsys, ["--tokenizer", "whitespace"])
+    assert_same_output(local, dask)
+
+
+def test_stats_gzip_and_fsspec_url(tmp_path, client, small_partitions):
+    collection = generated_collection(tmp_path / "c.tsv", 1500)
+    packed = tmp_path / "c.tsv.gz"
+    packed.write_bytes(gzip.compress(collection.read_bytes()))
+    lexicon = default_lexicon()
+    expected = read_collection_stats(collection, lexicon, workers=1)
+    for source in (str(packed), collection.resolve().as_uri()):
+        got = engine.collection_stats_on_dask(client, source, lexicon, partition_bytes=4096)
+        assert got.docids.tolist() == expected.docids.tolist()
+        np.testing.assert_array_equal(got.lengths, expected.lengths)
+        np.testing.assert_array_equal(got.group_counts, expected.group_counts)
+
+
+def test_per_term_counts_equal_local(tmp_path, client):
+    collection = generated_collection(tmp_path / "c.tsv", 1000)
+    lexicon = default_lexicon()
+    expected = read_collection_stats(collection, lexicon, per_term=True, workers=1)
+    got = engine.collection_stats_on_dask(
+        client, collection, lexicon, per_term=True, partition_bytes=3000
+    )
+    assert (got.term_counts != expected.term_counts).nnz == 0
+    assert got.term_counts.shape == expected.term_counts.shape
+
+
+# ---- stats: errors found on workers --------------------------------------------------------
+BAD_LINES = {
+    "no tab": b"d2500 has no tab\n",
+    "empty text": b"d2500\t   \n",
+    "not utf-8": b"d2500\tcaf\xe9 latin-1\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_LINES))
+def test_bad_line_in_a_late_partition(tmp_path, capsys, on_cluster, small_partitions, kind):
+    collection = generated_collection(tmp_path / "c.tsv", 3000, bad={2499: BAD_LINES[kind]})
+    ranges = engine.plan_partitions(str(collection), 8192)
+    offset = collection.read_bytes().index(BAD_LINES[kind])
+    assert offset > ranges[len(ranges) // 2][0]  # the bad line is in the second half
+    args = ["stats", "--collection", str(collection), "--terms", "default"]
+    status_local, err_local = run_cli([*args, "--out", str(tmp_path / "l.csv")], capsys)
+    status_dask, err_dask = run_cli(
+        [*args, "--engine", "dask", "--out", str(tmp_path / "d.csv")], capsys
+    )
+    assert status_local == status_dask == 2
+    assert f"{collection}:2500: " in err_dask
+    assert err_dask.splitlines()[-1] == err_local.splitlines()[-1]
+    assert not (tmp_path / "d.csv").exists() and not (tmp_path / "d.csv.partial").exists()
+
+
+def test_duplicate_docid_across_partitions(tmp_path, capsys, on_cluster, small_partitions):
+    collection = generated_collection(tmp_path / "c.tsv", 3000, bad={2899: b"d9\tshe said\n"})
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask"]
+    status, err = run_cli([*args, "--out", str(tmp_path / "d.csv")], capsys)
+    assert status == 2
+    expected = f"{collection}:2900: docid 'd9' is already used on line 10; expected each docid once"
+    assert err.strip().endswith(expected)
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path, capsys):
+    collection = generated_collection(tmp_path / "c.tsv", 10)
+    status, err = run_cli(
+        [
+            "stats",
+            "--collection",
+            str(collection),
+            "--terms",
+            "default",
+            "--scheduler",
+            "tcp://127.0.0.1:1",
+            "--out",
+            str(tmp_path / "s.csv"),
+        ],
+        capsys,
+    )
+    assert status == 2 and "expected --engine dask" in err
+
+
+def test_a_collection_workers_cannot_read(tmp_path, capsys, on_cluster):
+    status, err = run_cli(
+        [
+            "stats",
+            "--collection",
+            "no-such-dataset-id",
+            "--terms",
+            "default",
+            "--engine",
+            "dask",
+            "--out",
+            str(tmp_path / "s.csv"),
+        ],
+        capsys,
+    )
+    assert status == 2 and "no-such-dataset-id" in err and "--engine local" in err
+
+
+def test_command_starts_its_own_local_cluster(tmp_path, capsys):
+    """No --scheduler: the command starts (and stops) a LocalCluster of --workers processes."""
+    collection = generated_collection(tmp_path / "c.tsv", 400)
+    local, dask = stats_outputs(tmp_path, collection, ".csv", capsys, ["--workers", "2"])
+    assert_same_output(local, dask)
+
+
+# ---- score ---------------------------------------------------------------------------------
+RUNS = sorted((TESTBED / "runs").glob("*.run")) if (TESTBED / "runs").exists() else []
+needs_testbed = pytest.mark.skipif(len(RUNS) < 2, reason="testbed runs not built")
+
+
+@needs_testbed
+@pytest.mark.parametrize(
+    ("queries_per_task", "background"), [(1, "collection"), (7, "bm25 run"), (13, "collection")]
+)
+def test_score_runs_by_query_chunks(client, queries_per_task, background):
+    lexicon = default_lexicon()
+    stats = read_collection_stats(TESTBED / "collection.tsv", lexicon, per_term=True, workers=1)
+    runs = [read_run(path) for path in RUNS[:2]]  # bm25 and bm25_rm3: same queries
+    if queries_per_task < 10:  # many small tasks: a few dozen queries are enough
+        runs = [run.restrict(runs[0].qids[: 30 * queries_per_task]) for run in runs]
+    options = dict(
+        metrics=tuple(METRICS),
+        cutoffs=(5, 10, 20),
+        background=runs[0] if background == "bm25 run" else "collection",
+        missing="neutral",
+    )
+    expected = score_runs(runs, stats, **options)
+    got = engine.score_runs_on_dask(
+        client, runs, stats, queries_per_task=queries_per_task, **options
+    )
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.attrs == expected.attrs
+
+
+def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
+    args = ["score", "--collection", str(collection), "--terms", "default", "--out", str(out)]
+    for run in runs:
+        args += ["--run", str(run)]
+    return [*args, *extra]
+
+
+@needs_testbed
+def test_score_command_on_the_testbed(tmp_path, capsys, on_cluster, testbed_partitions):
+    extra = ["--metrics", "all", "--missing", "neutral", "--background", str(RUNS[0])]
+    local, dask = tmp_path / "local.csv", tmp_path / "dask.csv"
+    status, err_local = run_cli(
+        score_args(TESTBED / "collection.tsv", RUNS[:2], local, extra), capsys
+    )
+    assert status == 0
+    args = score_args(TESTBED / "collection.tsv", RUNS[:2], dask, [*extra, "--engine", "dask"])
+    status, err_dask = run_cli(args, capsys)
+    assert status == 0
+    assert dask.read_bytes() == local.read_bytes()
+    # the same report of undefined values and missing documents, but for the output path
+    assert err_dask.splitlines()[:-1] == err_local.splitlines()[:-1]
+
+
+def write_run(path: Path, rows: list[tuple[str, str, float]]) -> Path:
+    path.write_text("".join(f"{q} Q0 {d} {i + 1} {s} t\n" for i, (q, d, s) in enumerate(rows)))
+    return path
+
+
+def test_score_on_many_partitions_and_chunks(
+    tmp_path, capsys, on_cluster, small_partitions, monkeypatch
+):
+    monkeypatch.setattr(engine, "PARTITIONS_PER_THREAD", 40)  # chunks of a query or two
+    collection = generated_collection(tmp_path / "c.tsv", 3000)
+    rng = np.random.default_rng(3)
+    runs = []
+    for name in ("a", "b"):
+        rows = [
+            (f"q{q}", f"d{d}", float(s))
+            for q in range(60)
+            for s, d in enumerate(rng.choice(3000, size=int(rng.integers(1, 40)), replace=False))
+        ]
+        runs.append(write_run(tmp_path / f"{name}.run", rows))
+    local, dask = tmp_path / "local.csv", tmp_path / "dask.csv"
+    assert run_cli(score_args(collection, runs, local, ["--metrics", "all"]), capsys)[0] == 0
+    args = score_args(collection, runs, dask, ["--metrics", "all", "--engine", "dask"])
+    assert run_cli(args, capsys)[0] == 0
+    assert dask.read_bytes() == local.read_bytes()
+
+
+def test_score_errors_are_the_local_engines(tmp_path, capsys, on_cluster):
+    collection = generated_collection(tmp_path / "c.tsv", 50)
+    run = write_run(tmp_path / "r.run", [("q1", "d1", 3.0), ("q1", "nowhere", 2.0)])
+    messages = []
+    for extra in ([], ["--engine", "dask"]):
+        status, err = run_cli(score_args(collection, [run], tmp_path / "s.csv", extra), capsys)
+        assert status == 2
+        messages.append(err.strip().splitlines()[-1])
+    assert messages[0] == messages[1] and "nowhere" in messages[1]
+
+
+# ---- a real scheduler and two workers on the loopback -------------------------------------
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def scheduler_address(tmp_path_factory):
+    """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, torn down after."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = tmp_path_factory.mktemp("dask-logs")
+    dask = str(BIN / "dask")
+    commands = [[dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]]
+    for i in range(2):
+        commands.append(
+            [
+                dask,
+                "worker",
+                address,
+                "--nthreads",
+                "1",
+                "--nworkers",
+                "1",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+                "--name",
+                f"w{i}",
+                "--local-directory",
+                str(logs / f"w{i}"),
+            ]
+        )
+    processes = []
+    try:
+        for i, command in enumerate(commands):
+            log = open(logs / f"{i}.log", "wb")
+            processes.append(
+                subprocess.Popen(
+                    command, stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=logs
+                )
+            )
+            if i == 0:
+                time.sleep(1.0)
+        with distributed.Client(address, timeout=60) as probe:
+            probe.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def cli(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rankbias.cli", *args],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@needs_testbed
+def test_commands_on_a_scheduler_with_two_workers(tmp_path, scheduler_address):
+    collection = TESTBED / "collection.tsv"
+    for suffix in (".csv", ".parquet"):
+        outputs = []
+        for extra in ([], ["--engine", "dask", "--scheduler", scheduler_address]):
+            out = tmp_path / f"stats{len(outputs)}{suffix}"
+            done = cli(
+                [
+                    "stats",
+                    "--collection",
+                    str(collection),
+                    "--terms",
+                    "default",
+                    "--out",
+                    str(out),
+                    *extra,
+                ]
+            )
+            assert done.returncode == 0, done.stderr
+            outputs.append(out)
+        assert_same_output(*outputs)
+    extra = ["--missing", "neutral"]  # the default metrics; all of them are tested above
+    outputs = []
+    for engine_args in ([], ["--engine", "dask", "--scheduler", scheduler_address]):
+        out = tmp_path / f"score{len(outputs)}.csv"
+        done = cli(score_args(collection, RUNS[:2], out, [*extra, *engine_args]))
+        assert done.returncode == 0, done.stderr
+        outputs.append(out)
+    assert outputs[1].read_bytes() == outputs[0].read_bytes()
