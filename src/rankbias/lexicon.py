@@ -18,6 +18,7 @@ a term; :func:`read_lexicon` states the rules.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -154,6 +155,34 @@ def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, st
     return fields[0], fields[1]
 
 
+def _invisible(text: str) -> str | None:
+    """The first control or format character of ``text`` (a zero-width space, a byte-order
+    mark, a soft hyphen, …) as ``U+XXXX``, or ``None``: such a character makes a term or label
+    that looks like another but never matches it."""
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
+    return None
+
+
+def _check_field(where: str, number: int, line: str, value: str, what: str, names: str) -> None:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        raise located(
+            where,
+            number,
+            f"{what} {value} is quoted in {line!r}; expected unquoted '{names}' fields "
+            f"(the quotes would become part of the {what})",
+        )
+    hidden = _invisible(value)
+    if hidden is not None:
+        raise located(
+            where,
+            number,
+            f"{what} {value!r} contains the invisible character {hidden}; expected visible "
+            "text only (it would never match the text)",
+        )
+
+
 def normalise_label(label: str) -> str:
     """A group label as the package compares it: surrounding white space removed, lower case."""
     return label.strip().lower()
@@ -220,6 +249,8 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
             raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
         if not group:
             raise located(where, number, f"empty group label in {line!r}; expected 'term,group'")
+        _check_field(where, number, line, term, "term", "term,group")
+        _check_field(where, number, line, group, "group label", "term,group")
         if any(ch.isspace() for ch in term):
             raise located(
                 where,
@@ -271,6 +302,7 @@ def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
         for term in fields:
             if not term:
                 raise located(where, number, f"empty term in {line!r}; expected 'female,male'")
+            _check_field(where, number, line, term, "term", "female,male")
             if term in seen:
                 raise located(
                     where,

@@ -70,6 +70,8 @@ def test_gender_annotated_queries_crlf_and_commas(tmp_path: Path) -> None:
         ("qid,query,label\n1,a query,n\nqid,query,label\n", 3, "found label 'label'"),
         ("", None, "the query file has no queries"),
         ("qid,query,label\n", None, "the query file has no queries"),
+        ("1,a query,n\n\ufeff2,b,f\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) starts"),
+        ("1,a query,n\n2,b,f\xa0\n", 2, "found label 'f\\xa0'"),  # NBSP is not stripped
     ],
 )
 def test_malformed_gender_annotated_queries(
@@ -174,6 +176,7 @@ def test_full_annotation_row(public: Path) -> None:
         ("1\ta\n2\t\xff\n", 2, "byte 0xff at column 3 is not UTF-8"),
         ("", None, "the query file has no queries"),
         ("QID\tQuery\r\n", None, "the query file has no queries"),
+        ("1\ta query\r\n\ufeff2\tb\r\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) starts"),
     ],
 )
 def test_malformed_query_tsv(tmp_path: Path, text: str, line: int, found: str) -> None:
