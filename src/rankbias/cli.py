@@ -132,10 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a bad option (already reported on one line)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     name = f"rankbias {args.command}"
-    from rankbias.outputs import Terminated, handle_signals
+    from rankbias.outputs import Terminated, handle_signals, workers_die_with_parent
 
     try:
-        with handle_signals():
+        with handle_signals(), workers_die_with_parent():
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:
