@@ -524,3 +524,13 @@ def test_a_header_line_is_refused_not_read(tmp_path):
     qrels = write(tmp_path, "qid iteration docid relevance\n1 0 a 1\n", "h.qrels")
     with pytest.raises(InputError, match=r"h.qrels:1: relevance 'relevance' is not an integer"):
         read_qrels(qrels)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names are bytes on Linux only")
+def test_a_file_name_that_is_not_utf8_gives_a_writable_run_name(tmp_path):
+    path = tmp_path / os.fsdecode(b"sys\xff tem.run.gz")  # as the shell passes such a name
+    path.write_bytes(gzip.compress(CLEAN))
+    run = read_run(path)
+    assert run.name == "sys\\xff tem"  # by hand: the byte escaped, the space and stem kept
+    run.name.encode("utf-8")  # writable to a UTF-8 table
+    assert run.docids.tolist() == ["a", "b", "c", "a"]

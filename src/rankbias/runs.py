@@ -198,7 +198,10 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _run_name(where: str) -> str:
+    """The file's stem; bytes of a file name that are not UTF-8 (which Python keeps as
+    surrogates, unwritable to a UTF-8 table) are written as ``\\xff`` escapes."""
     base = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
+    base = base.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
 
 
