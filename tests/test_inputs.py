@@ -228,3 +228,17 @@ def test_permission_denied_is_an_input_error(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "open", refuse, raising=False)
     with pytest.raises(InputError, match=rf"^{path}: cannot be read \(permission denied\)"):
         read_bytes(path, "run file")
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        (b"q1 Q0 d1 1 1 t\n", "found bytes (wrap bytes in io.BytesIO)"),
+        (None, "found NoneType"),
+        (3, "found int"),
+    ],
+)
+def test_a_source_that_is_neither_a_path_nor_a_file_is_a_type_error(source, fragment):
+    for reader in (read_bytes, lambda s: list(open_lines(s))):
+        with pytest.raises(TypeError, match=re.escape(fragment)):
+            reader(source)

@@ -67,7 +67,15 @@ def source_name(source: Source) -> str:
 
 
 def _is_path(source: Source) -> bool:
-    return isinstance(source, str | os.PathLike)
+    if isinstance(source, str | os.PathLike):
+        return True
+    if not callable(getattr(source, "read", None)):
+        raise TypeError(
+            f"expected a path (str or os.PathLike) or an open file, found "
+            f"{type(source).__name__}"
+            + (" (wrap bytes in io.BytesIO)" if isinstance(source, bytes | bytearray) else "")
+        )
+    return False
 
 
 class _Prefixed(io.RawIOBase):
@@ -337,4 +345,4 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
 
 def as_path(source: Source) -> Path | None:
     """``source`` as a :class:`~pathlib.Path` when it is a path, else ``None``."""
-    return Path(source) if _is_path(source) else None
+    return Path(source) if isinstance(source, str | os.PathLike) else None
