@@ -86,6 +86,8 @@ def test_three_groups_and_caller_order(tmp_path):
         ('"she","f"\nhe,m\n', 1, 'term "she" is quoted'),
         ("she,f\nhe,'m'\n", 2, "group label 'm' is quoted"),
         ("she,f\nhe,m\nHE,m\n", 3, "term 'he' (group 'm') is already listed on line 2"),
+        # the same term composed and decomposed (NFC 'é' and 'e' + U+0301) is listed twice
+        ("caf\u00e9,f\ncafe\u0301,m\n", 2, "term 'caf\u00e9' (group 'm') is already listed on"),
     ],
 )
 def test_read_lexicon_errors_name_file_and_line(tmp_path, text, line, fragment):
@@ -334,3 +336,9 @@ def test_word_list_round_trip(mapping, header, crlf, tmp_path_factory):
     lex = read_lexicon(path)
     assert dict(lex.term_to_group) == mapping
     assert lex.groups == tuple(sorted(set(mapping.values())))
+
+
+def test_terms_are_composed_so_a_decomposed_accent_matches_the_text(tmp_path):
+    path = write(tmp_path, "Cafe\u0301,f\nhe,m\n")  # 'e' + combining acute (NFD)
+    lex = read_lexicon(path)
+    assert lex.terms_of("f") == ("caf\u00e9",)  # by hand: NFC, lower case

@@ -34,6 +34,7 @@ __all__ = [
     "Lexicon",
     "read_lexicon",
     "normalise_label",
+    "normalise_term",
     "HEADER_TERMS",
     "HEADER_LABELS",
     "read_pairs",
@@ -184,8 +185,16 @@ def _check_field(where: str, number: int, line: str, value: str, what: str, name
 
 
 def normalise_label(label: str) -> str:
-    """A group label as the package compares it: surrounding white space removed, lower case."""
-    return label.strip().lower()
+    """A group label as the package compares it: surrounding white space removed, Unicode
+    composed (NFC), lower case."""
+    return unicodedata.normalize("NFC", label.strip()).lower()
+
+
+def normalise_term(term: str) -> str:
+    """A term as the package counts it: Unicode composed (NFC) and lower case, so ``Café``
+    typed with a combining accent (as some editors and macOS file names write it) is the
+    ``café`` of the text."""
+    return unicodedata.normalize("NFC", term).lower()
 
 
 def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon:
@@ -244,7 +253,7 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
     mapping: dict[str, str] = {}
     first_seen: dict[str, tuple[int, str]] = {}
     for number, line, raw_term, raw_label in parsed:
-        term, group = raw_term.lower(), normalise_label(raw_label)
+        term, group = normalise_term(raw_term), normalise_label(raw_label)
         if not term:
             raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
         if not group:
@@ -298,7 +307,7 @@ def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
     seen: dict[str, int] = {}
     for number, line in lines[1:]:
         female, male = _split_pair(where, number, line, "female,male")
-        fields = (female.lower(), male.lower())
+        fields = (normalise_term(female), normalise_term(male))
         for term in fields:
             if not term:
                 raise located(where, number, f"empty term in {line!r}; expected 'female,male'")
