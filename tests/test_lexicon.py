@@ -86,6 +86,9 @@ def test_three_groups_and_caller_order(tmp_path):
         ('"she","f"\nhe,m\n', 1, 'term "she" is quoted'),
         ("she,f\nhe,'m'\n", 2, "group label 'm' is quoted"),
         ("she,f\nhe,m\nHE,m\n", 3, "term 'he' (group 'm') is already listed on line 2"),
+        # two lists joined, the second with its header: never a term 'term' in group 'group'
+        ("term,group\nshe,f\nhe,m\nTerm,Group\nwoman,f\n", 4, "found the header line 'Term,Group'"),
+        ("she,f\nhe,m\nword,gender\n", 3, "expected a header only on the first line"),
         # the same term composed and decomposed (NFC 'é' and 'e' + U+0301) is listed twice
         ("caf\u00e9,f\ncafe\u0301,m\n", 2, "term 'caf\u00e9' (group 'm') is already listed on"),
     ],

@@ -137,6 +137,10 @@ HEADER_LABELS = frozenset(
 )
 
 
+def _looks_like_header(term: str, label: str) -> bool:
+    return normalise_term(term) in HEADER_TERMS and normalise_label(label) in HEADER_LABELS
+
+
 def _data_lines(source: Source, what: str = "word list") -> list[tuple[int, str]]:
     """``(line_number, stripped_text)`` of every line, trailing blank lines removed."""
     lines = [(number, line.strip()) for number, line in open_lines(source, what)]
@@ -242,7 +246,11 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
             "(read pair files with read_pairs)",
         )
     source_text = where
-    other_labels = {normalise_label(label) for _, _, _, label in parsed[1:]}
+    other_labels = {
+        normalise_label(label)
+        for _, _, term, label in parsed[1:]
+        if not _looks_like_header(term, label)  # refused below, whatever the first line
+    }
     known = other_labels | set(expected or ())
     label0 = normalise_label(first_label)
     if label0 not in known and (first_term.lower() in HEADER_TERMS or label0 in HEADER_LABELS):
@@ -254,6 +262,13 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
     first_seen: dict[str, tuple[int, str]] = {}
     for number, line, raw_term, raw_label in parsed:
         term, group = normalise_term(raw_term), normalise_label(raw_label)
+        if _looks_like_header(term, group):
+            raise located(
+                where,
+                number,
+                f"found the header line {line!r} after line {first_number}; expected a header "
+                "only on the first line (were two word lists joined?)",
+            )
         if not term:
             raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
         if not group:
