@@ -366,6 +366,32 @@ def test_workers_die_with_their_parent_also_after_kill_9(files, tmp_path, big, c
     assert not out.exists()
 
 
+@pytest.mark.skipif(
+    not Path("/proc").is_dir() or options.cpu_count() < 2, reason="needs Linux and 2 cores"
+)
+def test_a_worker_killed_from_outside_is_one_line_with_status_2(files, tmp_path, big):
+    out = tmp_path / "worker-killed.csv"  # marks the command line of every worker
+    out.write_text("previous\n")
+    args = ["stats", "--collection", big, "--terms", files["terms"], "--workers", "2"]
+    child = subprocess.Popen(
+        command(*args, "--out", out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and child.poll() is None and not workers:
+        workers = [pid for pid in processes_running(str(out)) if pid != child.pid]
+        time.sleep(0.01)
+    assert workers, "the command never started a worker"
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer does
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 2, err
+    assert err.startswith("rankbias stats: error: a worker process ended abruptly"), err
+    assert len(err.strip().splitlines()) == 1
+    assert out.read_text() == "previous\n"
+    assert processes_running(str(out)) == []
+
+
 def test_two_concurrent_stats_leave_exactly_one_complete_output(files, tmp_path):
     sources = [generated_collection(tmp_path / f"c{i}.tsv", 60_000, seed=i) for i in (2, 3)]
     alone = []
@@ -441,6 +467,7 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(files, tmp_path, big):
 
 def raised_errors():
     import zlib
+    from concurrent.futures.process import BrokenProcessPool
 
     from rankbias.errors import InputError
     from rankbias.outputs import Terminated
@@ -459,13 +486,15 @@ def raised_errors():
          "a compressed file ends early"),
         (zlib.error("Error -3 while decompressing data"), 2, "damaged compressed data"),
         (MemoryError(), 2, "out of memory"),
+        (BrokenProcessPool("A child process terminated abruptly"), 2,
+         "a worker process ended abruptly (killed by a signal, often the system's out-of-memory"),
         (KeyboardInterrupt(), 130, "interrupted; no output was written"),
         (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM; no output was written"),
         (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP; no output was written"),
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", range(12))
+@pytest.mark.parametrize("case", range(13))
 def test_each_error_class_is_one_line_with_its_exit_status(
     files, tmp_path, capsys, monkeypatch, case
 ):

@@ -105,6 +105,14 @@ def describe_error(exc: BaseException) -> str | None:
         )
     if isinstance(exc, MemoryError):
         return "out of memory; expected a smaller input, fewer workers or more memory"
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(exc, BrokenProcessPool):  # a worker killed from outside, e.g. for memory
+        return (
+            "a worker process ended abruptly (killed by a signal, often the system's "
+            "out-of-memory killer); nothing was written; expected fewer workers (--workers) "
+            "or more memory"
+        )
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
         reason = exc.strerror or str(exc)
