@@ -494,6 +494,17 @@ def raised_errors():
     ]  # fmt: skip
 
 
+def test_a_file_name_with_a_line_break_keeps_the_message_on_one_line(files, tmp_path, capsys):
+    bad = tmp_path / "bad\nname.run"
+    bad.write_text("q1 Q0 d1 1 x t\n")
+    status, err = run_main(score_args({**files, "run": bad}, tmp_path / "o.csv"), capsys)
+    assert_one_line_error(status, err, "bad\\nname.run:1: score 'x' is not a number")
+    status, err = run_main(
+        score_args({**files, "run": tmp_path / "absent\r.run"}, tmp_path / "o.csv"), capsys
+    )
+    assert_one_line_error(status, err, "absent\\r.run: no such file")
+
+
 @pytest.mark.parametrize("case", range(13))
 def test_each_error_class_is_one_line_with_its_exit_status(
     files, tmp_path, capsys, monkeypatch, case

@@ -34,11 +34,21 @@ EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 
 
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (``\\n``), so that a message stays one line even
+    when it quotes a file name that contains one."""
+    return "".join(repr(ch)[1:-1] if ch in _LINE_BREAKS else ch for ch in text)
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line: ``rankbias stats: error: …``."""
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(EXIT_USAGE, line + "\n")
 
 
 def _add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -162,12 +172,14 @@ def main(argv: list[str] | None = None) -> int:
         message = describe_error(exc)
         if message is None:
             print(
-                f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report it; "
-                "--debug shows the traceback)",
+                one_line(
+                    f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report "
+                    "it; --debug shows the traceback)"
+                ),
                 file=sys.stderr,
             )
             return EXIT_BUG
-        print(f"{name}: error: {message}", file=sys.stderr)
+        print(one_line(f"{name}: error: {message}"), file=sys.stderr)
         return EXIT_USAGE
 
 
