@@ -259,6 +259,17 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
     assert check_output(tmp_path / "other.csv", inputs=["msmarco-passage", source])
 
 
+def test_the_packaged_word_lists_are_never_an_output():
+    from rankbias.lexicon import default_pairs_path
+
+    default = default_pairs_path()  # what `--terms default` reads, not a path on the command line
+    before = default.read_bytes()
+    for target in (default, default.parent / "new.csv", default.parent / "sub" / ".." / "x.csv"):
+        with pytest.raises(InputError, match="is inside the package's own resources"):
+            check_output(target)
+    assert default.read_bytes() == before
+
+
 def test_bad_output_locations_are_refused(tmp_path):
     parent_file = tmp_path / "file"
     parent_file.write_text("x")

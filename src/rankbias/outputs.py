@@ -158,6 +158,12 @@ def check_output(
     if text == "" or out.name in ("", ".", "..") or text.endswith(("/", os.sep)):
         raise InputError(f"{option} {text!r}: expected a file name (not a directory)")
     _check_name_length(out, option)
+    resources = os.path.realpath(Path(__file__).parent / "resources")
+    if os.path.realpath(out).startswith(resources + os.sep):
+        raise InputError(
+            f"{option} {out}: is inside the package's own resources ({resources}), which hold "
+            "inputs such as the default word list (--terms default); expected a path elsewhere"
+        )
     for source in inputs:
         if source is None or str(source) == "" or not os.path.exists(source):
             continue
