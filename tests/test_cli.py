@@ -89,6 +89,14 @@ BAD_OPTIONS = [
     (["--workers", "100000"], "argument --workers: '100000' is out of range"),
     (["--workers", "two"], "argument --workers: 'two' is not an integer"),
     (["--background-depth", "0"], "argument --background-depth: '0' is less than 1"),
+    # beyond 64-bit arrays: a message, not an OverflowError
+    (["--background-depth", "1" + "0" * 30], "argument --background-depth: '1000000000000000"),
+    (["--cutoffs", "5," + "1" + "0" * 30], "is too large (more than 2147483647)"),
+    (["--workers", "1" + "0" * 30], "argument --workers: '1000000000000000"),
+    # non-ASCII digits, which int() and float() would read
+    (["--cutoffs", "\u0665"], "argument --cutoffs: '\u0665' is not an integer"),
+    (["--tau", "\u0661"], "argument --tau: '\u0661' is not a number"),
+    (["--tau", "\uff11"], "argument --tau: '\uff11' is not a number"),
     (["--order", "rank"], "argument --order: invalid choice: 'rank'"),
     (["--metrics", "nfair"], "--metrics: unknown measure 'nfair'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
@@ -309,6 +317,81 @@ def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
     assert sorted(p.name for p in out_dir.iterdir()) == ["stats.csv"]
 
 
+def processes_running(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker`` (forked workers inherit the
+    command line of their parent), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # the process ended meanwhile
+            continue
+        if marker in cmdline and state != "Z":  # a zombie has ended already
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(
+    not Path("/proc").is_dir() or options.cpu_count() < 2, reason="needs Linux and 2 cores"
+)
+@pytest.mark.parametrize("command_name", ["stats", "score"])
+def test_workers_die_with_their_parent_also_after_kill_9(files, tmp_path, big, command_name):
+    out = tmp_path / f"{command_name}-kill-9.csv"  # marks the command line of every worker
+    args = [command_name, "--collection", big, "--terms", files["terms"], "--workers", "2"]
+    if command_name == "score":
+        args += ["--run", files["run"]]
+    # no pipes: a surviving worker would hold them open, and reading them would never end
+    child = subprocess.Popen(
+        command(*args, "--out", out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and child.poll() is None and not workers:
+        workers = [pid for pid in processes_running(str(out)) if pid != child.pid]
+        time.sleep(0.01)
+    assert workers, "the command never started a worker"
+    time.sleep(0.3)  # let the pool start the others
+    child.kill()  # SIGKILL: no clean-up code of the parent runs
+    child.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and processes_running(str(out)):
+        time.sleep(0.05)
+    survivors = processes_running(str(out))
+    for pid in survivors:  # do not leave them behind even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+    assert not out.exists()
+
+
+@pytest.mark.skipif(
+    not Path("/proc").is_dir() or options.cpu_count() < 2, reason="needs Linux and 2 cores"
+)
+def test_a_worker_killed_from_outside_is_one_line_with_status_2(files, tmp_path, big):
+    out = tmp_path / "worker-killed.csv"  # marks the command line of every worker
+    out.write_text("previous\n")
+    args = ["stats", "--collection", big, "--terms", files["terms"], "--workers", "2"]
+    child = subprocess.Popen(
+        command(*args, "--out", out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and child.poll() is None and not workers:
+        workers = [pid for pid in processes_running(str(out)) if pid != child.pid]
+        time.sleep(0.01)
+    assert workers, "the command never started a worker"
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer does
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 2, err
+    assert err.startswith("rankbias stats: error: a worker process ended abruptly"), err
+    assert len(err.strip().splitlines()) == 1
+    assert out.read_text() == "previous\n"
+    assert processes_running(str(out)) == []
+
+
 def test_two_concurrent_stats_leave_exactly_one_complete_output(files, tmp_path):
     sources = [generated_collection(tmp_path / f"c{i}.tsv", 60_000, seed=i) for i in (2, 3)]
     alone = []
@@ -384,6 +467,7 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(files, tmp_path, big):
 
 def raised_errors():
     import zlib
+    from concurrent.futures.process import BrokenProcessPool
 
     from rankbias.errors import InputError
     from rankbias.outputs import Terminated
@@ -402,13 +486,26 @@ def raised_errors():
          "a compressed file ends early"),
         (zlib.error("Error -3 while decompressing data"), 2, "damaged compressed data"),
         (MemoryError(), 2, "out of memory"),
+        (BrokenProcessPool("A child process terminated abruptly"), 2,
+         "a worker process ended abruptly (killed by a signal, often the system's out-of-memory"),
         (KeyboardInterrupt(), 130, "interrupted; no output was written"),
         (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM; no output was written"),
         (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP; no output was written"),
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", range(12))
+def test_a_file_name_with_a_line_break_keeps_the_message_on_one_line(files, tmp_path, capsys):
+    bad = tmp_path / "bad\nname.run"
+    bad.write_text("q1 Q0 d1 1 x t\n")
+    status, err = run_main(score_args({**files, "run": bad}, tmp_path / "o.csv"), capsys)
+    assert_one_line_error(status, err, "bad\\nname.run:1: score 'x' is not a number")
+    status, err = run_main(
+        score_args({**files, "run": tmp_path / "absent\r.run"}, tmp_path / "o.csv"), capsys
+    )
+    assert_one_line_error(status, err, "absent\\r.run: no such file")
+
+
+@pytest.mark.parametrize("case", range(13))
 def test_each_error_class_is_one_line_with_its_exit_status(
     files, tmp_path, capsys, monkeypatch, case
 ):

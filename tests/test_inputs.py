@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -60,6 +61,38 @@ def test_chunk_boundaries_never_change_the_lines(lines, end, bom, chunk):
     pieces = [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
     # every line once, in order, whatever the block size (a CR at a block's end included)
     assert [text for _, text in inputs._split_chunks(pieces, "x")] == lines
+
+
+@pytest.mark.parametrize(
+    ("raw", "line"),
+    [
+        (b"a\n\xef\xbb\xbfb\n", 2),  # two files joined: `cat a.csv b.csv`
+        (b"a\r\n\xef\xbb\xbfb\r\n", 2),
+        (b"a\rb\r\xef\xbb\xbfc", 3),
+        (b"\xef\xbb\xbf\xef\xbb\xbfa\n", 1),  # only the first mark is the file's own
+    ],
+)
+def test_a_byte_order_mark_starting_a_later_line_is_refused(tmp_path, raw, line):
+    path = tmp_path / "joined.txt"
+    path.write_bytes(raw)
+    for reader in (lambda: list(open_lines(path)), lambda: list(iter_lines(raw, str(path)))):
+        with pytest.raises(InputError) as info:
+            reader()
+        assert str(info.value).startswith(f"{path}:{line}: a byte-order mark"), info.value
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b"a b\n\xef\xbb\xbfc d\n", "2: a byte-order mark (bytes ef bb bf, U+FEFF) at column 1"),
+        (b"a b\r\nc \xef\xbb\xbfd\n", "2: a byte-order mark (bytes ef bb bf, U+FEFF) at column 3"),
+        (b"a\rb\rc\xef\xbb\xbf\n", "3: a byte-order mark"),
+    ],
+)
+def test_refuse_inner_bom_names_line_and_column(raw, where):
+    with pytest.raises(InputError, match=re.escape(f"run.txt:{where}")):
+        inputs.refuse_inner_bom(raw, "run.txt")
+    inputs.refuse_inner_bom(raw.replace(b"\xef\xbb\xbf", b""), "run.txt")  # no mark: no error
 
 
 def test_utf8_errors_name_line_column_and_byte(tmp_path):
@@ -195,3 +228,17 @@ def test_permission_denied_is_an_input_error(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "open", refuse, raising=False)
     with pytest.raises(InputError, match=rf"^{path}: cannot be read \(permission denied\)"):
         read_bytes(path, "run file")
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        (b"q1 Q0 d1 1 1 t\n", "found bytes (wrap bytes in io.BytesIO)"),
+        (None, "found NoneType"),
+        (3, "found int"),
+    ],
+)
+def test_a_source_that_is_neither_a_path_nor_a_file_is_a_type_error(source, fragment):
+    for reader in (read_bytes, lambda s: list(open_lines(s))):
+        with pytest.raises(TypeError, match=re.escape(fragment)):
+            reader(source)

@@ -77,6 +77,20 @@ def test_three_groups_and_caller_order(tmp_path):
         ("she,f\nhe,\n", 2, "empty group label"),
         ("she,f\nHe,m\nhe,M\n", 3, "term 'he' (group 'm') is already listed on line 2"),
         ("female,male\nshe,he\n", 1, "header 'female,male' of a pair file"),
+        # a second file's byte-order mark, a zero-width space, a soft hyphen: invisible
+        # characters that would make a term or label that never matches
+        ("she,f\n\ufeffhe,m\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) starts the line"),
+        ("she\u200b,f\nhe,m\n", 1, "contains the invisible character U+200B"),
+        ("she,f\nhe,m\ufeff\n", 2, "group label 'm\\ufeff' contains the invisible character"),
+        ("she,f\nfa\u00adther,m\n", 2, "U+00AD (SOFT HYPHEN)"),
+        ('"she","f"\nhe,m\n', 1, 'term "she" is quoted'),
+        ("she,f\nhe,'m'\n", 2, "group label 'm' is quoted"),
+        ("she,f\nhe,m\nHE,m\n", 3, "term 'he' (group 'm') is already listed on line 2"),
+        # two lists joined, the second with its header: never a term 'term' in group 'group'
+        ("term,group\nshe,f\nhe,m\nTerm,Group\nwoman,f\n", 4, "found the header line 'Term,Group'"),
+        ("she,f\nhe,m\nword,gender\n", 3, "expected a header only on the first line"),
+        # the same term composed and decomposed (NFC 'é' and 'e' + U+0301) is listed twice
+        ("caf\u00e9,f\ncafe\u0301,m\n", 2, "term 'caf\u00e9' (group 'm') is already listed on"),
     ],
 )
 def test_read_lexicon_errors_name_file_and_line(tmp_path, text, line, fragment):
@@ -231,6 +245,9 @@ CLEAN = b"she,f\nhe,m\nwoman,f\nman,m\n"
         CLEAN.replace(b",m", b",M").replace(b",f", b", F "),
         CLEAN.replace(b"she", b"She").replace(b"man,", b"MAN,"),
         gzip.compress(CLEAN),
+        CLEAN.replace(b",", b" \t, \t"),  # tabs and spaces around the comma
+        CLEAN.replace(b"she,", b"she\xc2\xa0,").replace(b",m\n", b",m\xc2\xa0\n"),  # NBSP
+        CLEAN.replace(b"\n", b"\r\n", 2),  # line ends mixed within the file
     ],
 )
 def test_quirky_word_lists_give_the_clean_lexicon(tmp_path, variant):
@@ -322,3 +339,9 @@ def test_word_list_round_trip(mapping, header, crlf, tmp_path_factory):
     lex = read_lexicon(path)
     assert dict(lex.term_to_group) == mapping
     assert lex.groups == tuple(sorted(set(mapping.values())))
+
+
+def test_terms_are_composed_so_a_decomposed_accent_matches_the_text(tmp_path):
+    path = write(tmp_path, "Cafe\u0301,f\nhe,m\n")  # 'e' + combining acute (NFD)
+    lex = read_lexicon(path)
+    assert lex.terms_of("f") == ("caf\u00e9",)  # by hand: NFC, lower case

@@ -259,6 +259,17 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
     assert check_output(tmp_path / "other.csv", inputs=["msmarco-passage", source])
 
 
+def test_the_packaged_word_lists_are_never_an_output():
+    from rankbias.lexicon import default_pairs_path
+
+    default = default_pairs_path()  # what `--terms default` reads, not a path on the command line
+    before = default.read_bytes()
+    for target in (default, default.parent / "new.csv", default.parent / "sub" / ".." / "x.csv"):
+        with pytest.raises(InputError, match="is inside the package's own resources"):
+            check_output(target)
+    assert default.read_bytes() == before
+
+
 def test_bad_output_locations_are_refused(tmp_path):
     parent_file = tmp_path / "file"
     parent_file.write_text("x")
@@ -273,6 +284,18 @@ def test_bad_output_locations_are_refused(tmp_path):
     assert not (tmp_path / "new").exists()  # nothing is created by the check
     with pytest.raises(InputError, match="is a file; expected a directory"):
         check_output_dir(parent_file, "--dest")
+    # a trailing slash names a directory: never silently the file without it
+    with pytest.raises(InputError, match="expected a file name \\(not a directory\\)"):
+        check_output(f"{tmp_path}/out.csv/")
+    assert not (tmp_path / "out.csv").exists()
+    # a name the file system would accept, but not with the temporary file's additions:
+    # refused before the work, not when the finished table is written
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    with pytest.raises(InputError, match=f"the file name has {limit - 10} bytes; expected at most"):
+        check_output(tmp_path / ("x" * (limit - 14) + ".csv"))
+    longest = check_output(tmp_path / ("x" * (limit - 29) + ".csv"))
+    write_table(longest, pd.DataFrame({"a": [1]}))  # the longest accepted name is writable
+    assert longest.read_text() == "a\n1\n" and temporaries(tmp_path) == []
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")

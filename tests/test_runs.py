@@ -209,6 +209,12 @@ GOOD = b"q1 Q0 d0 1 9.0 t\n"
         (b"q1 Q0 d1 2 Infinity t\n", 2, "score 'Infinity' is not finite"),
         (b"q1 Q0 d1 2 1e999 t\n", 2, "score '1e999' overflows a 64-bit float"),
         (b"q1 Q0 d\xe91 2 2.0 t\n", 2, "byte 0xe9 at column 8 is not UTF-8"),
+        # a second file's byte-order mark: the qid would be '\ufeffq1', a new query
+        (b"\xef\xbb\xbfq1 Q0 d1 2 2.0 t\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) at col"),
+        (b"q1 Q0 \xef\xbb\xbfd1 2 2.0 t\n", 2, "U+FEFF) at column 7"),
+        (b"q1\xc2\xa0Q0 d1 2 2.0 t\n", 2, "found 5 field(s)"),  # NBSP is not a separator
+        (b"q1 Q0 d1 \xd9\xa1 2.0 t\n", 2, "is not an integer"),  # an Arabic-Indic digit
+        (b"q1 Q0 d1 2 \xef\xbc\x95 t\n", 2, "is not a number"),  # a full-width digit
     ],
 )
 def test_malformed_run_lines_table(tmp_path, body, line, fragment):
@@ -250,6 +256,13 @@ CLEAN = b"q1 Q0 a 1 3.5 t\nq1 Q0 b 2 3.5 t\nq2 Q0 a 1 -1e-3 t\nq1 Q0 c 3 +.5 t\n
         CLEAN.rstrip(b"\n"),  # no final line end
         gzip.compress(CLEAN),
         CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a +1"),  # a sign on a rank
+        CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a -0"),  # minus zero is not negative
+        CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a 0001"),
+        CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a 99999999999999999999999"),  # beyond 64 bits
+        CLEAN.replace(b"\n", b"\r\n", 2),  # line ends mixed within the file
+        CLEAN.replace(b"\n", b"\r", 1),
+        CLEAN.replace(b" t\n", b" t\xc2\xa0\n"),  # NBSP inside the (ignored) tag
+        CLEAN.replace(b"3.5", b"35e-1").replace(b"+.5", b"0.5000"),
     ],
 )
 def test_quirky_but_valid_runs_give_the_clean_numbers(tmp_path, variant):
@@ -425,6 +438,9 @@ def test_qrels_round_trip(rows, tmp_path_factory):
         (b"1 0 b 1_0\n", 2, "relevance '1_0' is not an integer"),
         (b"1 0 a 0\n", 2, "document a already judged for query 1 on line 1"),
         (b"1 0 \xff 0\n", 2, "byte 0xff at column 5 is not UTF-8"),
+        (b"1 0 b 99999999999999999999\n", 2, "relevance '99999999999999999999' is out of range"),
+        (b"\xef\xbb\xbf2 0 b 1\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) at column 1"),
+        (b"1 0 b \xd9\xa1\n", 2, "is not an integer"),
     ],
 )
 def test_malformed_qrels_table(tmp_path, body, line, fragment):
@@ -508,3 +524,13 @@ def test_a_header_line_is_refused_not_read(tmp_path):
     qrels = write(tmp_path, "qid iteration docid relevance\n1 0 a 1\n", "h.qrels")
     with pytest.raises(InputError, match=r"h.qrels:1: relevance 'relevance' is not an integer"):
         read_qrels(qrels)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names are bytes on Linux only")
+def test_a_file_name_that_is_not_utf8_gives_a_writable_run_name(tmp_path):
+    path = tmp_path / os.fsdecode(b"sys\xff tem.run.gz")  # as the shell passes such a name
+    path.write_bytes(gzip.compress(CLEAN))
+    run = read_run(path)
+    assert run.name == "sys\\xff tem"  # by hand: the byte escaped, the space and stem kept
+    run.name.encode("utf-8")  # writable to a UTF-8 table
+    assert run.docids.tolist() == ["a", "b", "c", "a"]

@@ -35,11 +35,21 @@ EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 
 
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (``\\n``), so that a message stays one line even
+    when it quotes a file name that contains one."""
+    return "".join(repr(ch)[1:-1] if ch in _LINE_BREAKS else ch for ch in text)
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line: ``rankbias stats: error: …``."""
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(EXIT_USAGE, line + "\n")
 
 
 def _add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -106,6 +116,14 @@ def describe_error(exc: BaseException) -> str | None:
         )
     if isinstance(exc, MemoryError):
         return "out of memory; expected a smaller input, fewer workers or more memory"
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(exc, BrokenProcessPool):  # a worker killed from outside, e.g. for memory
+        return (
+            "a worker process ended abruptly (killed by a signal, often the system's "
+            "out-of-memory killer); nothing was written; expected fewer workers (--workers) "
+            "or more memory"
+        )
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
         reason = exc.strerror or str(exc)
@@ -133,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a bad option (already reported on one line)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     name = f"rankbias {args.command}"
-    from rankbias.outputs import Terminated, handle_signals
+    from rankbias.outputs import Terminated, handle_signals, workers_die_with_parent
 
     try:
-        with handle_signals():
+        with handle_signals(), workers_die_with_parent():
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:
@@ -155,12 +173,14 @@ def main(argv: list[str] | None = None) -> int:
         message = describe_error(exc)
         if message is None:
             print(
-                f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report it; "
-                "--debug shows the traceback)",
+                one_line(
+                    f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report "
+                    "it; --debug shows the traceback)"
+                ),
                 file=sys.stderr,
             )
             return EXIT_BUG
-        print(f"{name}: error: {message}", file=sys.stderr)
+        print(one_line(f"{name}: error: {message}"), file=sys.stderr)
         return EXIT_USAGE
 
 

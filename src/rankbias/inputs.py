@@ -47,6 +47,7 @@ __all__ = [
     "open_lines",
     "iter_lines",
     "decode_line",
+    "refuse_inner_bom",
 ]
 
 #: a path, or an open file object (binary or text)
@@ -66,7 +67,15 @@ def source_name(source: Source) -> str:
 
 
 def _is_path(source: Source) -> bool:
-    return isinstance(source, str | os.PathLike)
+    if isinstance(source, str | os.PathLike):
+        return True
+    if not callable(getattr(source, "read", None)):
+        raise TypeError(
+            f"expected a path (str or os.PathLike) or an open file, found "
+            f"{type(source).__name__}"
+            + (" (wrap bytes in io.BytesIO)" if isinstance(source, bytes | bytearray) else "")
+        )
+    return False
 
 
 class _Prefixed(io.RawIOBase):
@@ -242,10 +251,21 @@ def _decompress(data: bytes, name: str, what: str) -> bytes:
             raise InputError(str(exc).replace("<stream>", name, 1)) from None
 
 
+_INNER_BOM = (
+    "a byte-order mark (bytes ef bb bf, U+FEFF) {where}; expected one only at the very start "
+    "of the file (were two files joined?)"
+)
+
+
 def decode_line(raw: bytes, name: str, number: int) -> str:
-    """``raw`` decoded as UTF-8, or an :class:`InputError` naming the line, column and byte."""
+    """``raw`` decoded as UTF-8, or an :class:`InputError` naming the line, column and byte.
+
+    A line that starts with a byte-order mark is refused too: the file's own mark has already
+    been dropped, so this one comes from a second file joined to the first, and it would
+    otherwise become an invisible part of the line's first field (a qid, a docid, a term).
+    """
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         column = len(raw[: exc.start].decode("utf-8")) + 1
         raise located(
@@ -254,6 +274,24 @@ def decode_line(raw: bytes, name: str, number: int) -> str:
             f"byte {raw[exc.start]:#04x} at column {column} is not UTF-8 ({exc.reason}); "
             "expected UTF-8 text",
         ) from None
+    if text.startswith("\ufeff"):
+        raise located(name, number, _INNER_BOM.format(where="starts the line"))
+    return text
+
+
+def refuse_inner_bom(data: bytes, name: str) -> None:
+    """Refuse a byte-order mark anywhere in ``data`` (whose leading mark is already dropped).
+
+    For the readers of identifiers (runs, qrels, responses), where a mark inside a field would
+    make an id that looks like another but never matches it.  The message names the line."""
+    position = data.find(BOM)
+    if position < 0:
+        return
+    before = data[:position]
+    number = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
+    line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+    column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
+    raise located(name, number, _INNER_BOM.format(where=f"at column {column}"))
 
 
 def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
@@ -307,4 +345,4 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
 
 def as_path(source: Source) -> Path | None:
     """``source`` as a :class:`~pathlib.Path` when it is a path, else ``None``."""
-    return Path(source) if _is_path(source) else None
+    return Path(source) if isinstance(source, str | os.PathLike) else None

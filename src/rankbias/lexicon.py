@@ -18,6 +18,7 @@ a term; :func:`read_lexicon` states the rules.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,6 +34,7 @@ __all__ = [
     "Lexicon",
     "read_lexicon",
     "normalise_label",
+    "normalise_term",
     "HEADER_TERMS",
     "HEADER_LABELS",
     "read_pairs",
@@ -135,6 +137,10 @@ HEADER_LABELS = frozenset(
 )
 
 
+def _looks_like_header(term: str, label: str) -> bool:
+    return normalise_term(term) in HEADER_TERMS and normalise_label(label) in HEADER_LABELS
+
+
 def _data_lines(source: Source, what: str = "word list") -> list[tuple[int, str]]:
     """``(line_number, stripped_text)`` of every line, trailing blank lines removed."""
     lines = [(number, line.strip()) for number, line in open_lines(source, what)]
@@ -154,9 +160,45 @@ def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, st
     return fields[0], fields[1]
 
 
+def _invisible(text: str) -> str | None:
+    """The first control or format character of ``text`` (a zero-width space, a byte-order
+    mark, a soft hyphen, …) as ``U+XXXX``, or ``None``: such a character makes a term or label
+    that looks like another but never matches it."""
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
+    return None
+
+
+def _check_field(where: str, number: int, line: str, value: str, what: str, names: str) -> None:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        raise located(
+            where,
+            number,
+            f"{what} {value} is quoted in {line!r}; expected unquoted '{names}' fields "
+            f"(the quotes would become part of the {what})",
+        )
+    hidden = _invisible(value)
+    if hidden is not None:
+        raise located(
+            where,
+            number,
+            f"{what} {value!r} contains the invisible character {hidden}; expected visible "
+            "text only (it would never match the text)",
+        )
+
+
 def normalise_label(label: str) -> str:
-    """A group label as the package compares it: surrounding white space removed, lower case."""
-    return label.strip().lower()
+    """A group label as the package compares it: surrounding white space removed, Unicode
+    composed (NFC), lower case."""
+    return unicodedata.normalize("NFC", label.strip()).lower()
+
+
+def normalise_term(term: str) -> str:
+    """A term as the package counts it: Unicode composed (NFC) and lower case, so ``Café``
+    typed with a combining accent (as some editors and macOS file names write it) is the
+    ``café`` of the text."""
+    return unicodedata.normalize("NFC", term).lower()
 
 
 def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon:
@@ -204,7 +246,11 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
             "(read pair files with read_pairs)",
         )
     source_text = where
-    other_labels = {normalise_label(label) for _, _, _, label in parsed[1:]}
+    other_labels = {
+        normalise_label(label)
+        for _, _, term, label in parsed[1:]
+        if not _looks_like_header(term, label)  # refused below, whatever the first line
+    }
     known = other_labels | set(expected or ())
     label0 = normalise_label(first_label)
     if label0 not in known and (first_term.lower() in HEADER_TERMS or label0 in HEADER_LABELS):
@@ -215,11 +261,20 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
     mapping: dict[str, str] = {}
     first_seen: dict[str, tuple[int, str]] = {}
     for number, line, raw_term, raw_label in parsed:
-        term, group = raw_term.lower(), normalise_label(raw_label)
+        term, group = normalise_term(raw_term), normalise_label(raw_label)
+        if _looks_like_header(term, group):
+            raise located(
+                where,
+                number,
+                f"found the header line {line!r} after line {first_number}; expected a header "
+                "only on the first line (were two word lists joined?)",
+            )
         if not term:
             raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
         if not group:
             raise located(where, number, f"empty group label in {line!r}; expected 'term,group'")
+        _check_field(where, number, line, term, "term", "term,group")
+        _check_field(where, number, line, group, "group label", "term,group")
         if any(ch.isspace() for ch in term):
             raise located(
                 where,
@@ -267,10 +322,11 @@ def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
     seen: dict[str, int] = {}
     for number, line in lines[1:]:
         female, male = _split_pair(where, number, line, "female,male")
-        fields = (female.lower(), male.lower())
+        fields = (normalise_term(female), normalise_term(male))
         for term in fields:
             if not term:
                 raise located(where, number, f"empty term in {line!r}; expected 'female,male'")
+            _check_field(where, number, line, term, "term", "female,male")
             if term in seen:
                 raise located(
                     where,

@@ -31,6 +31,7 @@ import os
 import re
 import signal
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -110,6 +111,25 @@ def _check_parent(path: Path, option: str) -> None:
         )
 
 
+#: room for the temporary file's additions to the name: '.', '.<pid>.', 8 random, '.tmp'
+_TEMP_EXTRA = 1 + 1 + 10 + 1 + 8 + 4
+
+
+def _check_name_length(out: Path, option: str) -> None:
+    """Refuse a name too long for the file system, counting the temporary file's additions."""
+    try:
+        limit = os.pathconf(_existing_ancestor(out.parent), "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    size = len(os.fsencode(out.name))
+    if size + _TEMP_EXTRA > limit:
+        raise InputError(
+            f"{option} {out}: the file name has {size} bytes; expected at most "
+            f"{limit - _TEMP_EXTRA} (the file system allows {limit}, and the temporary file "
+            "written first adds to the name)"
+        )
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if os.path.realpath(a) == os.path.realpath(b):
         return True
@@ -134,8 +154,16 @@ def check_output(
     ``ir_datasets`` id, are skipped).
     """
     out = Path(path)
-    if str(path) == "" or out.name in ("", ".", ".."):
-        raise InputError(f"{option} {str(path)!r}: expected a file name")
+    text = os.fspath(path)
+    if text == "" or out.name in ("", ".", "..") or text.endswith(("/", os.sep)):
+        raise InputError(f"{option} {text!r}: expected a file name (not a directory)")
+    _check_name_length(out, option)
+    resources = os.path.realpath(Path(__file__).parent / "resources")
+    if os.path.realpath(out).startswith(resources + os.sep):
+        raise InputError(
+            f"{option} {out}: is inside the package's own resources ({resources}), which hold "
+            "inputs such as the default word list (--terms default); expected a path elsewhere"
+        )
     for source in inputs:
         if source is None or str(source) == "" or not os.path.exists(source):
             continue
@@ -460,6 +488,56 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+# ---- worker processes ----------------------------------------------------------------------
+_PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
+_DIE_WITH_PARENT: dict[str, object] = {"parent": None, "prctl": None, "registered": False}
+
+
+def _load_prctl():
+    """``prctl`` of the C library on Linux, else ``None`` (loaded in the parent, before forks)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _after_fork_in_child() -> None:
+    parent = _DIE_WITH_PARENT["parent"]
+    if parent is None:  # outside ``workers_die_with_parent``
+        return
+    prctl = _DIE_WITH_PARENT["prctl"]
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    _DIE_WITH_PARENT["parent"] = os.getpid()  # for the forks of this process, in turn
+
+
+@contextmanager
+def workers_die_with_parent():
+    """While the block runs, every process forked by this one (the workers of a process pool
+    started with ``fork``) is killed by the kernel when this process ends, also after
+    ``kill -9`` of it, which no clean-up code can handle (Linux ``PR_SET_PDEATHSIG``).
+
+    Elsewhere the block changes nothing.  Outside the block forks are not affected.
+    """
+    if not _DIE_WITH_PARENT["registered"] and hasattr(os, "register_at_fork"):
+        _DIE_WITH_PARENT["prctl"] = _load_prctl()
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _DIE_WITH_PARENT["registered"] = True
+    previous = _DIE_WITH_PARENT["parent"]
+    _DIE_WITH_PARENT["parent"] = os.getpid()
+    try:
+        yield
+    finally:
+        _DIE_WITH_PARENT["parent"] = previous
 
 
 def is_disk_full(exc: BaseException) -> bool:

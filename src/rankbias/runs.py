@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
-from rankbias.inputs import Source, iter_lines, read_bytes, source_name
+from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 
@@ -194,10 +194,14 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _NOT_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _run_name(where: str) -> str:
+    """The file's stem; bytes of a file name that are not UTF-8 (which Python keeps as
+    surrogates, unwritable to a UTF-8 table) are written as ``\\xff`` escapes."""
     base = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
+    base = base.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
 
 
@@ -229,6 +233,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     where = source_name(source)
     name = name or _run_name(where)
     data = read_bytes(source, "run file")
+    refuse_inner_bom(data, where)
     run = _read_run_fast(data, name, order)
     if run is None:
         frame = _parse_run_lines(data, where)  # raises with the file and line of the problem
@@ -527,6 +532,7 @@ def read_qrels(source: Source) -> pd.DataFrame:
     """
     where = source_name(source)
     data = read_bytes(source, "qrels file")
+    refuse_inner_bom(data, where)
     frame = _read_qrels_fast(data)
     if frame is None:
         frame = _parse_qrels_lines(data, where)
@@ -578,6 +584,13 @@ def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
             raise _field_count_error(where, lineno, line, fields, QRELS_FIELDS)
         qid, _, docid, rel = fields
         relevance = _integer(rel, where, lineno, "relevance")
+        if not _INT64_MIN <= relevance <= _INT64_MAX:
+            raise located(
+                where,
+                lineno,
+                f"relevance {rel!r} is out of range; expected a grade between {_INT64_MIN} "
+                f"and {_INT64_MAX} (usually 0…4)",
+            )
         if (qid, docid) in seen:
             raise located(
                 where,

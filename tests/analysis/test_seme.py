@@ -297,6 +297,13 @@ GOOD = "participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
         ("p2,c,q01,1,0", "expected 7 fields, found 5"),
         ("p1,c,q01,1,0,a|b,", "participant_id 'p1' already used on line 2"),
         ("p2,,q01,1,0,a|b,", "corpus: expected a non-empty value"),
+        # int() would read these as 1: an underscore, an Arabic-Indic and a full-width digit
+        ("p2,c,q01,0_1,0,a|b,", "prior: expected an integer −3…3, found '0_1'"),
+        ("p2,c,q01,1,\u0661,a|b,", "posterior: expected an integer −3…3, found '\u0661'"),
+        ("p2,c,q01,\uff11,0,a|b,", "prior: expected an integer −3…3, found '\uff11'"),
+        # a second file's byte-order mark would make the participant '\ufeffp2'
+        ("\ufeffp2,c,q01,1,0,a|b,", r"a byte-order mark \(bytes ef bb bf, U\+FEFF\) at column 1"),
+        ("p2,c,q01,1,0,a|\ufeffb,", r"a byte-order mark \(bytes ef bb bf, U\+FEFF\) at column 16"),
     ],
 )
 def test_loader_rejects_malformed_rows(tmp_path, row, message):

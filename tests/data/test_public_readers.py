@@ -63,13 +63,15 @@ def test_gender_annotated_queries_crlf_and_commas(tmp_path: Path) -> None:
     [
         ("1,a query,n\n2,another query,x\n", 2, "found label 'x'"),
         ("1,a query,n\n2,n\n", 2, "found 2 comma-separated field(s)"),
-        ("1,a query,n\n\n3,a third,f\n", 2, "found 1 comma-separated field(s)"),
+        ("1,a query,n\n\n3,a third,f\n", 2, "found a blank line"),
         ("1,a query,n\n2,b,f\n1,a repeat,m\n", 3, "qid '1' repeats line 1"),
         ("1,a query,n\n2, ,f\n", 2, "found an empty query text"),
         ("1,a query,n\n2,a query,N\n", 2, "found label 'N'"),
-        ("qid,query,label\n1,a query,n\nqid,query,label\n", 3, "found label 'label'"),
+        ("qid,query,label\n1,a query,n\nqid,query,label\n", 3, "found the header line"),
         ("", None, "the query file has no queries"),
         ("qid,query,label\n", None, "the query file has no queries"),
+        ("1,a query,n\n\ufeff2,b,f\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) starts"),
+        ("1,a query,n\n2,b,f\xa0\n", 2, "found label 'f\\xa0'"),  # NBSP is not stripped
     ],
 )
 def test_malformed_gender_annotated_queries(
@@ -166,7 +168,8 @@ def test_full_annotation_row(public: Path) -> None:
     [
         ("1\ta query\n2\ta query\twith a tab\n", 2, "found 3 tab-separated field(s)"),
         ("1\ta query\n2 no tab at all\n", 2, "found 1 tab-separated field(s)"),
-        ("1\ta query\n\n", 2, "found 1 tab-separated field(s)"),
+        ("1\ta query\n\n", 2, "found a blank line"),
+        ("1\ta query\nQID\tQuery\n2\tb\n", 2, "found the header line 'QID\\tQuery' after line 1"),
         ("1\ta query\n1\tagain\n", 2, "qid '1' repeats line 1"),
         ("1\ta query\n2\t\n", 2, "found an empty query"),
         ("QID\tQuery\tDomain\r\n1\tq\tWork\r\n2\tq2\r\n", 3, "found 2 tab-separated field(s)"),
@@ -174,6 +177,7 @@ def test_full_annotation_row(public: Path) -> None:
         ("1\ta\n2\t\xff\n", 2, "byte 0xff at column 3 is not UTF-8"),
         ("", None, "the query file has no queries"),
         ("QID\tQuery\r\n", None, "the query file has no queries"),
+        ("1\ta query\r\n\ufeff2\tb\r\n", 2, "a byte-order mark (bytes ef bb bf, U+FEFF) starts"),
     ],
 )
 def test_malformed_query_tsv(tmp_path: Path, text: str, line: int, found: str) -> None:

@@ -87,6 +87,7 @@ import csv
 import functools
 import io
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -96,7 +97,7 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
-from rankbias.inputs import Source, iter_lines, read_bytes, source_name
+from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 from rankbias.metrics.duo import (
     duo,
     duo_direction,
@@ -772,10 +773,11 @@ def _likert(value: str, path, line: int, column: str):
     text = value.strip()
     if text == "":
         return None
-    try:
-        number = int(text)
-    except ValueError:
-        raise located(path, line, f"{column}: expected an integer −3…3, found {value!r}") from None
+    # ASCII digits with an optional sign only: int() would also read '0_1' and '١' (an
+    # Arabic-Indic one), which no survey tool writes
+    if re.fullmatch(r"[+-]?[0-9]+", text) is None:
+        raise located(path, line, f"{column}: expected an integer −3…3, found {value!r}")
+    number = int(text)
     if not -LIKERT_MAX <= number <= LIKERT_MAX:
         raise located(path, line, f"{column}: expected an integer −3…3, found {number}")
     return number
@@ -802,6 +804,7 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
         for _ in iter_lines(data, where):  # raises naming the line and the byte
             pass
         raise
+    refuse_inner_bom(data, where)
     with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         try:

@@ -20,12 +20,23 @@ DISTANCES = ("l1", "l2", "jsd", "kl")  # rankbias.metrics.texfair.DISTANCES
 DEFAULT_CUTOFFS = (5, 10, 20)  # rankbias.scoring.DEFAULT_CUTOFFS
 
 
+#: the largest integer option value (a cut-off or depth beyond any list length is the whole
+#: list; larger values would overflow the 64-bit arrays)
+MAX_INTEGER = 2**31 - 1
+
+
 def _integer(text: str, what: str) -> int:
-    """Decimal digits with an optional sign (``1_000``, ``1e3``, ``5.0`` are refused)."""
+    """ASCII decimal digits with an optional sign (``1_000``, ``1e3``, ``5.0`` and non-ASCII
+    digits are refused), at most :data:`MAX_INTEGER` in size."""
     cleaned = text.strip()
-    if re.fullmatch(r"[+-]?[0-9]+", cleaned) is None:
+    if re.fullmatch(r"[+-]?[0-9]+", cleaned, flags=re.ASCII) is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer; expected {what}")
-    return int(cleaned)
+    value = int(cleaned)
+    if abs(value) > MAX_INTEGER:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is too large (more than {MAX_INTEGER}); expected {what}"
+        )
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -54,14 +65,20 @@ def cutoff_list(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def nonnegative_float(text: str) -> float:
-    """A finite number ≥ 0."""
-    try:
-        value = float(text.strip()) if "_" not in text else float("invalid")
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number; expected a number ≥ 0"
-        ) from None
+    """A finite number ≥ 0, written in ASCII as a decimal number (``1``, ``0.5``, ``1e-3``;
+    ``1_0``, ``0x1`` and non-ASCII digits are refused)."""
+    cleaned = text.strip()
+    if _DECIMAL.fullmatch(cleaned) is None and cleaned.lower().lstrip("+-") not in (
+        "inf",
+        "infinity",
+        "nan",
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; expected a number ≥ 0")
+    value = float(cleaned)
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number ≥ 0")
     return value

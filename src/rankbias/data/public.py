@@ -72,8 +72,17 @@ def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
     expected_labels = ", ".join(GENDER_LABELS)
     for number, line in _lines(path, "query file"):
         fields = line.split(",")
-        if number == 1 and [f.strip().lower() for f in fields] == ["qid", "query", "label"]:
-            continue
+        if [f.strip().lower() for f in fields] == ["qid", "query", "label"]:
+            if number == 1:
+                continue
+            raise located(
+                where,
+                number,
+                f"found the header line {line!r} after line 1; expected a header only on the "
+                "first line (were two query files joined?)",
+            )
+        if not line.strip():
+            raise located(where, number, "found a blank line; expected qid,query text,label")
         if len(fields) < 3:
             raise located(
                 where,
@@ -116,6 +125,8 @@ def read_query_tsv(path: Source) -> pd.DataFrame:
     rows: list[list[str]] = []
     seen: dict[str, int] = {}
     for number, line in _lines(path, "query file"):
+        if not line.strip():
+            raise located(where, number, "found a blank line; expected qid<TAB>query")
         fields = line.split("\t")
         if number == 1 and fields[0].strip().lower() == "qid":
             if len(fields) < 2:
@@ -124,6 +135,13 @@ def read_query_tsv(path: Source) -> pd.DataFrame:
             if len(set(columns)) != len(columns):
                 raise located(where, number, f"found repeated column names in header {line!r}")
             continue
+        if fields[0].strip().lower() == "qid":
+            raise located(
+                where,
+                number,
+                f"found the header line {line!r} after line 1; expected a header only on the "
+                "first line (were two query files joined?)",
+            )
         width = len(columns) if columns is not None else 2
         if len(fields) != width:
             shape = "the header's " + str(width) if columns is not None else "2 (qid<TAB>query)"
