@@ -96,6 +96,16 @@ def test_tf_paper_variant_needs_per_term_counts():
         score_runs(run, stats_of(texts), ["rab_tf_paper"], [1])
 
 
+def test_a_very_long_missing_docid_is_shortened_in_the_message():
+    long_id = "x" * 200_000
+    run = make_run({"q1": ["d1", long_id]})
+    with pytest.raises(InputError) as info:
+        score_runs(run, stats_of(TEXTS))
+    message = str(info.value)
+    assert "x" * 40 + "…" in message
+    assert len(message) < 600
+
+
 def test_missing_documents_error_and_neutral_option():
     run = make_run({"q1": ["d1", "x1", "x2"], "q2": ["x1", "d2"]})
     with pytest.raises(InputError) as info:

@@ -71,6 +71,15 @@ DEFAULT_METRICS = (
 )
 MISSING_POLICIES = ("error", "neutral")
 SHOW_IDS = 5
+SHOW_ID_CHARS = 40
+
+
+def _some_ids(ids) -> str:
+    """The first few ids for a message, each cut to ``SHOW_ID_CHARS`` characters."""
+    shown = [str(i) for i in ids[:SHOW_IDS]]
+    return ", ".join(i if len(i) <= SHOW_ID_CHARS else f"{i[:SHOW_ID_CHARS]}…" for i in shown)
+
+
 SYSTEM_QID = "all"
 
 #: How to supply each input to :func:`score_runs`.
@@ -130,7 +139,7 @@ def _ranked_rows(
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
         ids = pd.unique(run.docids[absent])
-        shown = ", ".join(map(str, ids[:SHOW_IDS]))
+        shown = _some_ids(ids)
         raise InputError(
             f"{role} {run.name!r} names {len(ids)} document(s) absent from the collection "
             f"({len(absent)} retrieved row(s)), e.g. {shown}; expected every docid in the "
@@ -225,7 +234,7 @@ class RankedInputs:
             lacking = run.qids[~present]
             raise InputError(
                 f"background run {background.name!r} has no documents for {len(lacking)} "
-                f"query(ies) of run {run.name!r}, e.g. {', '.join(map(str, lacking[:SHOW_IDS]))}; "
+                f"query(ies) of run {run.name!r}, e.g. {_some_ids(lacking)}; "
                 "expected a background list for every scored query"
             )
         sub = background.restrict(run.qids)
@@ -312,7 +321,7 @@ class RankedInputs:
             lacking = self.run.qids[~present]
             raise InputError(
                 f"counterfactual run {other.name!r} has no list for {len(lacking)} query(ies) "
-                f"of run {self.run.name!r}, e.g. {', '.join(map(str, lacking[:SHOW_IDS]))}"
+                f"of run {self.run.name!r}, e.g. {_some_ids(lacking)}"
             )
         return [docs for _, docs, _ in self.run], [other.ranked(q) for q in self.run.qids]
 
@@ -446,7 +455,7 @@ def score_runs(
         if len(empty_q) and empty == "error":
             raise InputError(
                 f"run {run.name!r}: {len(empty_q)} query(ies) have no retrieved documents, e.g. "
-                f"{', '.join(map(str, empty_q[:SHOW_IDS]))}; expected at least one document "
+                f"{_some_ids(empty_q)}; expected at least one document "
                 "per query (or empty='nan')"
             )
         report_empty[run.name] = [str(q) for q in empty_q]
