@@ -73,6 +73,48 @@ def test_ties_are_broken_by_qid_and_bins_by_position():
     assert bins["bin"].to_dict() == {q: (r - 1) // 2 + 1 for q, r in expected_rank.items()}
 
 
+def by_minus_bias_then_qid(values, qids, n_bins):
+    """Rank (1-based) and bin of each qid by an independent sort on (−bias, qid)."""
+    n = len(qids)
+    order = sorted(range(n), key=lambda i: (-values[i], qids[i]))
+    return {qids[i]: (position + 1, position * n_bins // n + 1) for position, i in enumerate(order)}
+
+
+def test_ties_among_more_than_16_queries_are_broken_by_qid():
+    # NumPy sorts up to 16 items by insertion sort, stable whatever sort kind is asked for; 60
+    # queries in tie groups of about 20 (ted) and 30 (awrf), listed in shuffled order and with
+    # qids whose string order is not their numeric order (q10 < q2), make any other order visible
+    rng = np.random.default_rng(11)
+    n = 60
+    qids = [f"q{i}" for i in rng.permutation(n)]
+    ted = rng.choice([0.2, 0.5, 0.8], size=n)
+    awrf = rng.choice([0.1, 0.3], size=n)
+    table = tidy({"ted": ted, "awrf": awrf}, qids=qids)
+    expected = {"ted": by_minus_bias_then_qid(ted, qids, 4),
+                "awrf": by_minus_bias_then_qid(awrf, qids, 4)}  # fmt: skip
+
+    bins = query_bins(table, ["ted", "awrf"])
+    for metric in ("ted", "awrf"):
+        got = bins[bins["metric"] == metric].set_index("qid")
+        assert {q: (r, b) for q, r, b in zip(got.index, got["rank"], got["bin"], strict=True)} == (
+            expected[metric]
+        )
+
+    out = consistency_bins(table, ["ted", "awrf"], n_boot=0)
+    for k in range(1, 5):
+        in_a = {q for q, (_, b) in expected["ted"].items() if b == k}
+        in_b = {q for q, (_, b) in expected["awrf"].items() if b == k}
+        row = out[out["bin"] == k].iloc[0]
+        assert row["n_in_bin"] == len(in_a) == 15
+        assert row["overlap"] == pytest.approx(len(in_a & in_b) / 15)
+
+    diffs = rank_differences(table, ["ted", "awrf"]).set_index("qid")
+    for q in qids:
+        ranks = expected["ted"][q][0], expected["awrf"][q][0]
+        assert (diffs.loc[q, "rank_a"], diffs.loc[q, "rank_b"]) == ranks
+        assert diffs.loc[q, "abs_rank_difference"] == abs(ranks[0] - ranks[1])
+
+
 def test_uneven_bins_hold_floor_or_ceiling_of_n_over_bins():
     # n = 10, 4 bins: position i goes to ⌊4i/10⌋ → sizes 3, 2, 3, 2
     x = np.arange(10.0)

@@ -175,6 +175,87 @@ def test_distribution_summary_by_hand():
     assert full["range_ratio"] == 1.0
 
 
+def test_distribution_summary_of_an_incomplete_study_counts_only_nan_as_undefined():
+    # a cell absent from the table (q4 missing from seed 0; q5 only in the full list) is not an
+    # undefined value: n_undefined counts the NaN values the table holds, n_values the finite ones
+    rows = {
+        (1.0, 0): {"q0": 0.1, "q1": 0.2, "q2": 0.3, "q3": 0.4, "q4": 0.5, "q5": 0.7},
+        (0.5, 0): {"q0": 0.2, "q1": 0.2, "q2": np.nan, "q3": 0.6},
+        (0.5, 1): {"q0": 0.1, "q1": np.nan, "q2": 0.3, "q3": 0.3, "q4": 0.9},
+    }
+    table = pd.DataFrame(
+        [
+            {
+                "fraction": f,
+                "seed": s,
+                "run": "bm25",
+                "qid": q,
+                "metric": "nfairr",
+                "cutoff": 10,
+                "value": v,
+            }  # fmt: skip
+            for (f, s), values in rows.items()
+            for q, v in values.items()
+        ]
+    )
+    out = distribution_summary(table).set_index("fraction")
+    half, full = out.loc[0.5], out.loc[1.0]
+    assert (half["n_values"], half["n_undefined"]) == (7, 2)
+    assert (full["n_values"], full["n_undefined"]) == (6, 0)
+    # pooled half: 0.1 0.2 0.2 0.3 0.3 0.6 0.9; linear quartiles at positions 1.5, 3, 4.5
+    assert half["mean"] == pytest.approx(2.6 / 7)
+    assert (half["min"], half["max"]) == (0.1, 0.9)
+    assert half["q1"] == pytest.approx(0.2)
+    assert half["median"] == pytest.approx(0.3)
+    assert half["q3"] == pytest.approx(0.45)
+    # ranges: seed 0 {0.2, 0.2, 0.6} 0.4, seed 1 {0.1, 0.3, 0.3, 0.9} 0.8; full 0.7 − 0.1 = 0.6
+    assert half["range_mean"] == pytest.approx(0.6)
+    assert half["range_ratio"] == pytest.approx(1.0)
+    # IQRs: seed 0 0.4 − 0.2, seed 1 0.45 − 0.25; full (positions 1.25, 3.75) 0.475 − 0.225
+    assert half["iqr_mean"] == pytest.approx(0.2)
+    assert full["iqr_mean"] == pytest.approx(0.25)
+    assert half["iqr_ratio"] == pytest.approx(0.8)
+
+
+def test_rank_stability_breaks_ties_among_more_than_16_queries_by_qid():
+    # 40 queries, full-list values in three tie groups; sub-list "kept" separates each tie group
+    # in qid order (same bins as ties broken by qid), sub-list "turned" in reverse qid order
+    rng = np.random.default_rng(5)
+    n = 40
+    qids = [f"q{i}" for i in rng.permutation(n)]
+    full = rng.choice([0.2, 0.5, 0.8], size=n)
+    position_in_qid_order = np.argsort(np.argsort(qids))
+    kept = full - 1e-4 * position_in_qid_order
+    turned = full + 1e-4 * position_in_qid_order
+    parts = [
+        pd.DataFrame(
+            {
+                "fraction": f,
+                "seed": s,
+                "run": "bm25",
+                "qid": qids,
+                "metric": "ted",
+                "cutoff": 10,
+                "value": v,
+            }
+        )  # fmt: skip
+        for f, s, v in ((1.0, 0, full), (0.5, 0, kept), (0.5, 1, turned))
+    ]
+    out = rank_stability(pd.concat(parts, ignore_index=True)).set_index(["fraction", "seed"])
+
+    def bins(values):  # independent: sort by (−level, qid), 4 bins by position
+        order = sorted(range(n), key=lambda i: (-values[i], qids[i]))
+        return {qids[i]: position * 4 // n for position, i in enumerate(order)}
+
+    reference = bins(full)
+    for seed, values in ((0, kept), (1, turned)):
+        other = bins(values)
+        expected = np.mean([reference[q] == other[q] for q in qids])
+        assert out.loc[(0.5, seed), "bin_agreement"] == pytest.approx(expected)
+    assert out.loc[(0.5, 0), "bin_agreement"] == 1.0
+    assert out.loc[(0.5, 1), "bin_agreement"] < 1.0
+
+
 def test_rank_stability_of_identical_and_reversed_rankings():
     full = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
     table = study_table({(1.0, 0): full, (0.5, 0): full, (0.5, 1): full[::-1],
