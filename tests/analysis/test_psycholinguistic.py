@@ -64,6 +64,24 @@ def test_dic_parsing_with_stems_and_several_categories_per_word(tmp_path):
     assert d.categories_of("unhappy") == ()
 
 
+def test_from_mapping_words_match_exactly_and_stems_by_prefix():
+    d = CategoryDictionary.from_mapping({"kin": ["She", "moth*"], "home": ["house"]})
+    assert d.categories == ("kin", "home")
+    assert d.categories_of("she") == ("kin",)  # lower-cased
+    assert d.categories_of("shed") == ()  # a word without '*' is not a stem
+    assert d.categories_of("houses") == ()
+    assert d.categories_of("mother") == ("kin",)
+    assert d.categories_of("moth") == ("kin",)
+    assert d.categories_of("mot") == ()
+
+
+def test_from_mapping_errors_name_the_source():
+    with pytest.raises(InputError, match="^my-categories: found 'a\\*b'; expected '\\*' only"):
+        CategoryDictionary.from_mapping({"x": ["a*b"]}, source="my-categories")
+    with pytest.raises(InputError, match="^<memory>: found the entry ''"):
+        CategoryDictionary.from_mapping({"x": [" "]})
+
+
 def test_dic_accepts_space_separated_entries_and_blank_lines(tmp_path):
     d = read_dic(write(tmp_path, "\n%\n1 one\n\n2 two\n%\n\nAlpha 1 2\nbeta* 2\n"))
     assert d.categories == ("one", "two")
