@@ -50,6 +50,17 @@ def test_bias_levels_follow_the_registry_directions():
     assert out["arab_tc", "q0001"] == pytest.approx(0.25)
 
 
+def test_bias_levels_of_a_metric_outside_the_registry_follow_the_given_direction():
+    table = tidy({"duo": np.array([0.25, -0.5]), "ted": np.array([0.3, 0.1])})
+    directions = {"duo": "signed"}
+    out = bias_levels(table, ["duo", "ted"], directions).set_index(["metric", "qid"])["bias"]
+    assert out["duo", "q0000"] == pytest.approx(0.25)
+    assert out["duo", "q0001"] == pytest.approx(0.5)  # |−0.5|
+    assert out["ted", "q0000"] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="'duo' is not in the registry"):
+        bias_levels(table, ["duo"])
+
+
 def test_non_fairness_entries_and_unknown_metrics_are_refused_unless_directed():
     for name in ("rbdf", "ifairr", "rab_tc_f"):
         with pytest.raises(ValueError, match="no bias level"):

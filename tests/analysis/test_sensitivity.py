@@ -217,6 +217,28 @@ def test_distribution_summary_of_an_incomplete_study_counts_only_nan_as_undefine
     assert half["iqr_ratio"] == pytest.approx(0.8)
 
 
+def test_distribution_summary_keeps_runs_and_metrics_apart_and_a_zero_range_gives_nan():
+    # two runs × two metrics in one study; ted's full-list values are all equal (range 0)
+    parts = []
+    for run, shift in (("bm25", 0.0), ("dense", 0.5)):
+        parts.append(study_table({(1.0, 0): [0.1 + shift, 0.3 + shift],
+                                  (0.5, 0): [0.2 + shift, 0.2 + shift]}, run=run))  # fmt: skip
+        parts.append(study_table({(1.0, 0): [0.4, 0.4], (0.5, 0): [0.1, 0.7]},
+                                 metric="ted", run=run))  # fmt: skip
+    out = distribution_summary(pd.concat(parts, ignore_index=True))
+    out = out.set_index(["run", "metric", "fraction"]).sort_index()
+    assert len(out) == 8
+    assert out.loc[("bm25", "nfairr", 1.0), "mean"] == pytest.approx(0.2)
+    assert out.loc[("dense", "nfairr", 1.0), "mean"] == pytest.approx(0.7)
+    assert out.loc[("dense", "nfairr", 0.5), "max"] == pytest.approx(0.7)
+    assert (out.xs("nfairr", level="metric")["n_values"] == 2).all()
+    # nfairr: sub-list range 0 over full range 0.2 → 0; ted: full range 0 → ratio NaN, not inf
+    assert out.loc[("bm25", "nfairr", 0.5), "range_ratio"] == 0.0
+    assert out.loc[("dense", "ted", 0.5), "range_mean"] == pytest.approx(0.6)
+    assert np.isnan(out.loc[("bm25", "ted", 0.5), "range_ratio"])
+    assert np.isnan(out.loc[("dense", "ted", 0.5), "iqr_ratio"])
+
+
 def test_rank_stability_breaks_ties_among_more_than_16_queries_by_qid():
     # 40 queries, full-list values in three tie groups; sub-list "kept" separates each tie group
     # in qid order (same bins as ties broken by qid), sub-list "turned" in reverse qid order
