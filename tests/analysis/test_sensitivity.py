@@ -326,6 +326,33 @@ def test_top_category_stability_counts_seeds():
     assert whole["in_top"] == 1.0 and whole["mean_rank"] == 1.0
 
 
+def test_top_category_stability_is_sorted_by_share_of_seeds_then_category():
+    # replicate values: v in seeds 0, 1 and the full list, u (uncorrelated with v) in seeds 2, 3;
+    # categories alpha = beta = v (top in half the seeds), zeta = v + u (r ≈ 0.7 with both)
+    rng = np.random.default_rng(2)
+    n = 60
+    v = rng.random(n)
+    u = rng.random(n)
+    basis = np.column_stack([np.ones(n), v])
+    u = u - basis @ np.linalg.lstsq(basis, u, rcond=None)[0]  # exactly uncorrelated with v
+    u = u / u.std() * v.std()
+    shares = pd.DataFrame(
+        {
+            "run": "bm25",
+            "qid": np.repeat([f"q{i}" for i in range(n)], 3),
+            "category": np.tile(["zeta", "beta", "alpha"], n),
+            "value": np.column_stack([v + u, v, v]).reshape(-1),
+        }
+    )
+    values = {(1.0, 0): v, (0.5, 0): v, (0.5, 1): v, (0.5, 2): u, (0.5, 3): u}
+    table = study_table({key: list(vals) for key, vals in values.items()})
+    out = top_category_stability(table, shares, run="bm25", k=3)
+    rows = [tuple(r) for r in out[["fraction", "category", "in_top"]].itertuples(index=False)]
+    assert rows == [(0.5, "zeta", 1.0), (0.5, "alpha", 0.5), (0.5, "beta", 0.5),
+                    (1.0, "alpha", 1.0), (1.0, "beta", 1.0), (1.0, "zeta", 1.0)]  # fmt: skip
+    assert (out["n_seeds"] == [4, 4, 4, 1, 1, 1]).all()
+
+
 def test_a_study_with_two_values_for_one_query_and_replicate_is_refused():
     table = study_table({(1.0, 0): [0.1, 0.2, 0.3, 0.4]})
     with pytest.raises(InputError, match="several values for one query"):

@@ -130,6 +130,14 @@ def test_per_group_majority_counts_each_group_within_itself():
         polarisation_accuracy(same, labels, method="majority")
 
 
+def test_spurious_direction_refuses_empty_or_non_finite_distractors():
+    good = np.array([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"distractor_a: expected a 2-D array .*\(0, 2\)"):
+        spurious_direction(np.zeros((0, 2)), good)
+    with pytest.raises(ValueError, match="distractor_b: expected finite numbers"):
+        spurious_direction(good, np.array([[np.nan, 0.0]]))
+
+
 def test_bad_embeddings():
     with pytest.raises(ValueError, match="2-D"):
         polarisation_scores(np.zeros(5))
