@@ -92,6 +92,25 @@ def test_lower_is_better_for_a_more_biased_metric_and_none_for_a_signed_one():
     assert flipped.set_index("run").loc["s", "better"] is False
 
 
+def test_two_paired_queries_and_constant_differences_by_hand():
+    # two queries suffice for a difference; a constant difference has no spread: t = ±inf, p = 0
+    # when it is not zero, t = 0, p = 1 and no "better" when it is
+    # (values exact in binary, so the differences are exactly constant)
+    values = {"bm25": [0.25, 0.5], "up": [0.5, 0.75], "down": [0.125, 0.375], "same": [0.25, 0.5]}
+    table = pd.concat([tidy(run, "nfairr", v) for run, v in values.items()])
+    out = paired_tests(table, measures=["nfairr@10"], runs=["bm25", "up", "down", "same"])
+    out = out.set_index("run")
+    assert out.loc["up", "difference"] == 0.25
+    assert (out.loc["up", "t"], out.loc["up", "p"]) == (np.inf, 0.0)
+    assert out.loc["up", "better"] is True  # NFaiRR: higher = fairer
+    assert out.loc["down", "difference"] == -0.125
+    assert (out.loc["down", "t"], out.loc["down", "p"]) == (-np.inf, 0.0)
+    assert out.loc["down", "better"] is False
+    assert out.loc["same", "difference"] == 0.0
+    assert (out.loc["same", "t"], out.loc["same", "p"]) == (0.0, 1.0)
+    assert out.loc["same", "better"] is None and not out.loc["same", "significant"]
+
+
 def test_queries_are_paired_and_the_left_out_ones_counted():
     base = tidy("bm25", "nfairr", [0.1, 0.2, 0.3, 0.4, 0.5])
     other = tidy("s", "nfairr", [0.3, np.nan, 0.6, 0.5, 0.9, 0.7],

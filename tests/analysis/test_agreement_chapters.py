@@ -106,6 +106,17 @@ def test_correlation_by_cutoff_with_rbdf_threshold_keeps_only_dense_lists():
     assert out.loc[0, "r"] == pytest.approx(np.corrcoef(a, b)[0, 1])
 
 
+def test_correlation_by_cutoff_on_a_query_set_uses_only_those_queries():
+    table, _ = _planted(np.random.default_rng(6))
+    subset = [f"q{i:03d}" for i in range(0, 200, 4)]
+    out = correlation_by_cutoff(table, "texfair", "nfairr", [10], qids=subset)
+    assert out.loc[0, "n"] == 50
+    rows = table[(table["cutoff"] == 10) & table["qid"].isin(subset)]
+    a = rows[rows["metric"] == "texfair"]["value"].to_numpy()
+    b = rows[rows["metric"] == "nfairr"]["value"].to_numpy()
+    assert out.loc[0, "r"] == pytest.approx(np.corrcoef(a, b)[0, 1])
+
+
 def test_correlation_by_cutoff_requires_rbdf_rows_for_a_threshold():
     table, _ = _planted(np.random.default_rng(5))
     with pytest.raises(ValueError, match="rbdf"):

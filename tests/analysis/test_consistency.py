@@ -50,6 +50,17 @@ def test_bias_levels_follow_the_registry_directions():
     assert out["arab_tc", "q0001"] == pytest.approx(0.25)
 
 
+def test_bias_levels_of_a_metric_outside_the_registry_follow_the_given_direction():
+    table = tidy({"duo": np.array([0.25, -0.5]), "ted": np.array([0.3, 0.1])})
+    directions = {"duo": "signed"}
+    out = bias_levels(table, ["duo", "ted"], directions).set_index(["metric", "qid"])["bias"]
+    assert out["duo", "q0000"] == pytest.approx(0.25)
+    assert out["duo", "q0001"] == pytest.approx(0.5)  # |−0.5|
+    assert out["ted", "q0000"] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="'duo' is not in the registry"):
+        bias_levels(table, ["duo"])
+
+
 def test_non_fairness_entries_and_unknown_metrics_are_refused_unless_directed():
     for name in ("rbdf", "ifairr", "rab_tc_f"):
         with pytest.raises(ValueError, match="no bias level"):
@@ -71,6 +82,48 @@ def test_ties_are_broken_by_qid_and_bins_by_position():
     expected_rank = {"q1": 1, "q2": 2, "q4": 3, "q5": 4, "q8": 5, "q3": 6, "q6": 7, "q7": 8}
     assert bins["rank"].to_dict() == expected_rank
     assert bins["bin"].to_dict() == {q: (r - 1) // 2 + 1 for q, r in expected_rank.items()}
+
+
+def by_minus_bias_then_qid(values, qids, n_bins):
+    """Rank (1-based) and bin of each qid by an independent sort on (−bias, qid)."""
+    n = len(qids)
+    order = sorted(range(n), key=lambda i: (-values[i], qids[i]))
+    return {qids[i]: (position + 1, position * n_bins // n + 1) for position, i in enumerate(order)}
+
+
+def test_ties_among_more_than_16_queries_are_broken_by_qid():
+    # NumPy sorts up to 16 items by insertion sort, stable whatever sort kind is asked for; 60
+    # queries in tie groups of about 20 (ted) and 30 (awrf), listed in shuffled order and with
+    # qids whose string order is not their numeric order (q10 < q2), make any other order visible
+    rng = np.random.default_rng(11)
+    n = 60
+    qids = [f"q{i}" for i in rng.permutation(n)]
+    ted = rng.choice([0.2, 0.5, 0.8], size=n)
+    awrf = rng.choice([0.1, 0.3], size=n)
+    table = tidy({"ted": ted, "awrf": awrf}, qids=qids)
+    expected = {"ted": by_minus_bias_then_qid(ted, qids, 4),
+                "awrf": by_minus_bias_then_qid(awrf, qids, 4)}  # fmt: skip
+
+    bins = query_bins(table, ["ted", "awrf"])
+    for metric in ("ted", "awrf"):
+        got = bins[bins["metric"] == metric].set_index("qid")
+        assert {q: (r, b) for q, r, b in zip(got.index, got["rank"], got["bin"], strict=True)} == (
+            expected[metric]
+        )
+
+    out = consistency_bins(table, ["ted", "awrf"], n_boot=0)
+    for k in range(1, 5):
+        in_a = {q for q, (_, b) in expected["ted"].items() if b == k}
+        in_b = {q for q, (_, b) in expected["awrf"].items() if b == k}
+        row = out[out["bin"] == k].iloc[0]
+        assert row["n_in_bin"] == len(in_a) == 15
+        assert row["overlap"] == pytest.approx(len(in_a & in_b) / 15)
+
+    diffs = rank_differences(table, ["ted", "awrf"]).set_index("qid")
+    for q in qids:
+        ranks = expected["ted"][q][0], expected["awrf"][q][0]
+        assert (diffs.loc[q, "rank_a"], diffs.loc[q, "rank_b"]) == ranks
+        assert diffs.loc[q, "abs_rank_difference"] == abs(ranks[0] - ranks[1])
 
 
 def test_uneven_bins_hold_floor_or_ceiling_of_n_over_bins():

@@ -138,6 +138,17 @@ def test_side_by_side_by_hand():
     assert table["rank in original"].tolist() == [2, pd.NA, pd.NA]
 
 
+def test_side_by_side_beyond_both_lists_leaves_missing_cells():
+    original = make_run("o", {"q1": ["a", "b"]})
+    counterfactual = make_run("c", {"q1": ["b"]})
+    table = study.side_by_side(original, counterfactual, "q1", k=4)
+    assert table.index.tolist() == [1, 2, 3, 4]
+    assert table["original"].isna().tolist() == [False, False, True, True]
+    assert table["counterfactual"].isna().tolist() == [False, True, True, True]
+    assert table["rank in counterfactual"].tolist() == [pd.NA, 1, pd.NA, pd.NA]
+    assert table["rank in original"].tolist() == [2, pd.NA, pd.NA, pd.NA]
+
+
 # ---- counterfactual_world: rebuilt only when its inputs change ---------------------------------
 def fake_testbed(root: Path) -> SimpleNamespace:
     (root / "runs").mkdir(parents=True)

@@ -64,6 +64,24 @@ def test_dic_parsing_with_stems_and_several_categories_per_word(tmp_path):
     assert d.categories_of("unhappy") == ()
 
 
+def test_from_mapping_words_match_exactly_and_stems_by_prefix():
+    d = CategoryDictionary.from_mapping({"kin": ["She", "moth*"], "home": ["house"]})
+    assert d.categories == ("kin", "home")
+    assert d.categories_of("she") == ("kin",)  # lower-cased
+    assert d.categories_of("shed") == ()  # a word without '*' is not a stem
+    assert d.categories_of("houses") == ()
+    assert d.categories_of("mother") == ("kin",)
+    assert d.categories_of("moth") == ("kin",)
+    assert d.categories_of("mot") == ()
+
+
+def test_from_mapping_errors_name_the_source():
+    with pytest.raises(InputError, match="^my-categories: found 'a\\*b'; expected '\\*' only"):
+        CategoryDictionary.from_mapping({"x": ["a*b"]}, source="my-categories")
+    with pytest.raises(InputError, match="^<memory>: found the entry ''"):
+        CategoryDictionary.from_mapping({"x": [" "]})
+
+
 def test_dic_accepts_space_separated_entries_and_blank_lines(tmp_path):
     d = read_dic(write(tmp_path, "\n%\n1 one\n\n2 two\n%\n\nAlpha 1 2\nbeta* 2\n"))
     assert d.categories == ("one", "two")
@@ -87,11 +105,20 @@ def test_dic_accepts_space_separated_entries_and_blank_lines(tmp_path):
         ("%\n1\ta\n%\nkind\t(02 134)1/1\n", r"test.dic:4: entry 'kind' has non-numeric"),
         ("%\n1\ta\n%\nkind of\t1\n", r"test.dic:4: the multi-word entry 'kind of'"),
         ("%\n%\n", r"declares no categories"),
+        ("\n \n", r"test.dic: expected a line holding '%' to open the category header, found no"),
     ],
 )
 def test_dic_errors_name_file_line_and_expectation(tmp_path, text, message):
     with pytest.raises(InputError, match=message):
         read_dic(write(tmp_path, text))
+
+
+def test_a_dic_in_another_encoding_is_refused_unless_named(tmp_path):
+    path = tmp_path / "latin.dic"
+    path.write_bytes("%\n1\tafecto\n%\ncoraz\u00f3n\t1\n".encode("latin-1"))
+    with pytest.raises(InputError, match="latin.dic: cannot decode as utf-8-sig .*encoding="):
+        read_dic(path)
+    assert read_dic(path, encoding="latin-1").categories_of("coraz\u00f3n") == ("afecto",)
 
 
 def test_unsupported_entries_can_be_skipped_and_are_counted(tmp_path):

@@ -106,6 +106,11 @@ def test_chance_accuracy_by_hand():
     # exactly 4 positive: k ~ Hypergeom, max(2k, 8 − 2k) → (36·4 + 32·6 + 2·8) / 70
     assert chance_accuracy(4, 4, positives=4) == pytest.approx(352 / 70 / 8)
     assert chance_accuracy(1, 1, positives=1) == pytest.approx(1.0)
+    # every sign alike (0 or all n positive): the best sign is right for the larger side
+    assert chance_accuracy(3, 2, positives=5) == pytest.approx(3 / 5)
+    assert chance_accuracy(3, 2, positives=0) == pytest.approx(3 / 5)
+    with pytest.raises(ValueError, match="positives: expected 0…5, found 6"):
+        chance_accuracy(3, 2, positives=6)
 
 
 # ---- orderings and the three signed Duos ----------------------------------------------------

@@ -175,6 +175,109 @@ def test_distribution_summary_by_hand():
     assert full["range_ratio"] == 1.0
 
 
+def test_distribution_summary_of_an_incomplete_study_counts_only_nan_as_undefined():
+    # a cell absent from the table (q4 missing from seed 0; q5 only in the full list) is not an
+    # undefined value: n_undefined counts the NaN values the table holds, n_values the finite ones
+    rows = {
+        (1.0, 0): {"q0": 0.1, "q1": 0.2, "q2": 0.3, "q3": 0.4, "q4": 0.5, "q5": 0.7},
+        (0.5, 0): {"q0": 0.2, "q1": 0.2, "q2": np.nan, "q3": 0.6},
+        (0.5, 1): {"q0": 0.1, "q1": np.nan, "q2": 0.3, "q3": 0.3, "q4": 0.9},
+    }
+    table = pd.DataFrame(
+        [
+            {
+                "fraction": f,
+                "seed": s,
+                "run": "bm25",
+                "qid": q,
+                "metric": "nfairr",
+                "cutoff": 10,
+                "value": v,
+            }  # fmt: skip
+            for (f, s), values in rows.items()
+            for q, v in values.items()
+        ]
+    )
+    out = distribution_summary(table).set_index("fraction")
+    half, full = out.loc[0.5], out.loc[1.0]
+    assert (half["n_values"], half["n_undefined"]) == (7, 2)
+    assert (full["n_values"], full["n_undefined"]) == (6, 0)
+    # pooled half: 0.1 0.2 0.2 0.3 0.3 0.6 0.9; linear quartiles at positions 1.5, 3, 4.5
+    assert half["mean"] == pytest.approx(2.6 / 7)
+    assert (half["min"], half["max"]) == (0.1, 0.9)
+    assert half["q1"] == pytest.approx(0.2)
+    assert half["median"] == pytest.approx(0.3)
+    assert half["q3"] == pytest.approx(0.45)
+    # ranges: seed 0 {0.2, 0.2, 0.6} 0.4, seed 1 {0.1, 0.3, 0.3, 0.9} 0.8; full 0.7 − 0.1 = 0.6
+    assert half["range_mean"] == pytest.approx(0.6)
+    assert half["range_ratio"] == pytest.approx(1.0)
+    # IQRs: seed 0 0.4 − 0.2, seed 1 0.45 − 0.25; full (positions 1.25, 3.75) 0.475 − 0.225
+    assert half["iqr_mean"] == pytest.approx(0.2)
+    assert full["iqr_mean"] == pytest.approx(0.25)
+    assert half["iqr_ratio"] == pytest.approx(0.8)
+
+
+def test_distribution_summary_keeps_runs_and_metrics_apart_and_a_zero_range_gives_nan():
+    # two runs × two metrics in one study; ted's full-list values are all equal (range 0)
+    parts = []
+    for run, shift in (("bm25", 0.0), ("dense", 0.5)):
+        parts.append(study_table({(1.0, 0): [0.1 + shift, 0.3 + shift],
+                                  (0.5, 0): [0.2 + shift, 0.2 + shift]}, run=run))  # fmt: skip
+        parts.append(study_table({(1.0, 0): [0.4, 0.4], (0.5, 0): [0.1, 0.7]},
+                                 metric="ted", run=run))  # fmt: skip
+    out = distribution_summary(pd.concat(parts, ignore_index=True))
+    out = out.set_index(["run", "metric", "fraction"]).sort_index()
+    assert len(out) == 8
+    assert out.loc[("bm25", "nfairr", 1.0), "mean"] == pytest.approx(0.2)
+    assert out.loc[("dense", "nfairr", 1.0), "mean"] == pytest.approx(0.7)
+    assert out.loc[("dense", "nfairr", 0.5), "max"] == pytest.approx(0.7)
+    assert (out.xs("nfairr", level="metric")["n_values"] == 2).all()
+    # nfairr: sub-list range 0 over full range 0.2 → 0; ted: full range 0 → ratio NaN, not inf
+    assert out.loc[("bm25", "nfairr", 0.5), "range_ratio"] == 0.0
+    assert out.loc[("dense", "ted", 0.5), "range_mean"] == pytest.approx(0.6)
+    assert np.isnan(out.loc[("bm25", "ted", 0.5), "range_ratio"])
+    assert np.isnan(out.loc[("dense", "ted", 0.5), "iqr_ratio"])
+
+
+def test_rank_stability_breaks_ties_among_more_than_16_queries_by_qid():
+    # 40 queries, full-list values in three tie groups; sub-list "kept" separates each tie group
+    # in qid order (same bins as ties broken by qid), sub-list "turned" in reverse qid order
+    rng = np.random.default_rng(5)
+    n = 40
+    qids = [f"q{i}" for i in rng.permutation(n)]
+    full = rng.choice([0.2, 0.5, 0.8], size=n)
+    position_in_qid_order = np.argsort(np.argsort(qids))
+    kept = full - 1e-4 * position_in_qid_order
+    turned = full + 1e-4 * position_in_qid_order
+    parts = [
+        pd.DataFrame(
+            {
+                "fraction": f,
+                "seed": s,
+                "run": "bm25",
+                "qid": qids,
+                "metric": "ted",
+                "cutoff": 10,
+                "value": v,
+            }
+        )  # fmt: skip
+        for f, s, v in ((1.0, 0, full), (0.5, 0, kept), (0.5, 1, turned))
+    ]
+    out = rank_stability(pd.concat(parts, ignore_index=True)).set_index(["fraction", "seed"])
+
+    def bins(values):  # independent: sort by (−level, qid), 4 bins by position
+        order = sorted(range(n), key=lambda i: (-values[i], qids[i]))
+        return {qids[i]: position * 4 // n for position, i in enumerate(order)}
+
+    reference = bins(full)
+    for seed, values in ((0, kept), (1, turned)):
+        other = bins(values)
+        expected = np.mean([reference[q] == other[q] for q in qids])
+        assert out.loc[(0.5, seed), "bin_agreement"] == pytest.approx(expected)
+    assert out.loc[(0.5, 0), "bin_agreement"] == 1.0
+    assert out.loc[(0.5, 1), "bin_agreement"] < 1.0
+
+
 def test_rank_stability_of_identical_and_reversed_rankings():
     full = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
     table = study_table({(1.0, 0): full, (0.5, 0): full, (0.5, 1): full[::-1],
@@ -221,6 +324,33 @@ def test_top_category_stability_counts_seeds():
     assert half["n_seeds"] == 4 and half["in_top"] == pytest.approx(0.5)
     whole = out[(out["fraction"] == 1.0) & (out["category"] == "planted")].iloc[0]
     assert whole["in_top"] == 1.0 and whole["mean_rank"] == 1.0
+
+
+def test_top_category_stability_is_sorted_by_share_of_seeds_then_category():
+    # replicate values: v in seeds 0, 1 and the full list, u (uncorrelated with v) in seeds 2, 3;
+    # categories alpha = beta = v (top in half the seeds), zeta = v + u (r ≈ 0.7 with both)
+    rng = np.random.default_rng(2)
+    n = 60
+    v = rng.random(n)
+    u = rng.random(n)
+    basis = np.column_stack([np.ones(n), v])
+    u = u - basis @ np.linalg.lstsq(basis, u, rcond=None)[0]  # exactly uncorrelated with v
+    u = u / u.std() * v.std()
+    shares = pd.DataFrame(
+        {
+            "run": "bm25",
+            "qid": np.repeat([f"q{i}" for i in range(n)], 3),
+            "category": np.tile(["zeta", "beta", "alpha"], n),
+            "value": np.column_stack([v + u, v, v]).reshape(-1),
+        }
+    )
+    values = {(1.0, 0): v, (0.5, 0): v, (0.5, 1): v, (0.5, 2): u, (0.5, 3): u}
+    table = study_table({key: list(vals) for key, vals in values.items()})
+    out = top_category_stability(table, shares, run="bm25", k=3)
+    rows = [tuple(r) for r in out[["fraction", "category", "in_top"]].itertuples(index=False)]
+    assert rows == [(0.5, "zeta", 1.0), (0.5, "alpha", 0.5), (0.5, "beta", 0.5),
+                    (1.0, "alpha", 1.0), (1.0, "beta", 1.0), (1.0, "zeta", 1.0)]  # fmt: skip
+    assert (out["n_seeds"] == [4, 4, 4, 1, 1, 1]).all()
 
 
 def test_a_study_with_two_values_for_one_query_and_replicate_is_refused():

@@ -116,6 +116,28 @@ def test_polarisation_accuracy_hand_examples():
         polarisation_accuracy([1.0, 2.0, 3.0], [1, 2, 3])
 
 
+def test_per_group_majority_counts_each_group_within_itself():
+    labels = ["a", "a", "a", "b", "b", "b"]
+    # a: 2 positive, 1 negative → 2; b: 1 positive, 2 negative → 2; best sign a+ b−: 2 + 2
+    opposite = [1.0, 1.0, -1.0, 1.0, -1.0, -1.0]
+    assert polarisation_accuracy(opposite, labels, method="per_group_majority") == 4 / 6
+    assert polarisation_accuracy(opposite, labels) == 4 / 6
+    # both groups mostly positive: each majority counts (2 + 2), one sign assignment 2 + 1
+    same = [1.0, 1.0, -1.0, 1.0, 1.0, -1.0]
+    assert polarisation_accuracy(same, labels, method="per_group_majority") == 4 / 6
+    assert polarisation_accuracy(same, labels) == 3 / 6
+    with pytest.raises(ValueError, match="method: expected"):
+        polarisation_accuracy(same, labels, method="majority")
+
+
+def test_spurious_direction_refuses_empty_or_non_finite_distractors():
+    good = np.array([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"distractor_a: expected a 2-D array .*\(0, 2\)"):
+        spurious_direction(np.zeros((0, 2)), good)
+    with pytest.raises(ValueError, match="distractor_b: expected finite numbers"):
+        spurious_direction(good, np.array([[np.nan, 0.0]]))
+
+
 def test_bad_embeddings():
     with pytest.raises(ValueError, match="2-D"):
         polarisation_scores(np.zeros(5))

@@ -47,6 +47,16 @@ def test_hand_example_one_query():
     assert value(table, "q", "f", "nprf") == pytest.approx(math.sqrt(0.25 * 2 / 3))
 
 
+def test_clicks_as_0_or_1_equal_booleans_and_other_numbers_are_refused():
+    args = dict(qid=["q"] * 5, score=[0.9, 0.8, 0.5, 0.3, 0.1], label=[1, 0, -1, 1, 0])
+    as_bool = pairwise_ranking_fairness(clicked=[True, False, True, False, False], **args)
+    as_int = pairwise_ranking_fairness(clicked=[1, 0, 1, 0, 0], **args)
+    pd.testing.assert_frame_equal(as_int, as_bool)
+    assert value(as_int, "q", "f", "prf") == pytest.approx(2 / 3)  # as in the hand example
+    with pytest.raises(ValueError, match="clicked: expected booleans"):
+        pairwise_ranking_fairness(clicked=[2, 0, 1, 0, 0], **args)
+
+
 def test_ties_count_as_wins_and_undefined_groups_are_nan():
     table = pairwise_ranking_fairness(
         qid=["a", "a", "a", "b", "b"],
@@ -136,6 +146,8 @@ def test_delta_a_prf_hand_example():
     )
     # mean over T_m = (1 + .5)/2 = .75, over T_f = (.25 + .75)/2 = .5
     assert delta_a_prf(table) == pytest.approx(0.25)
+    with pytest.raises(ValueError, match=r"missing \['prf'\]"):
+        delta_a_prf(table.drop(columns="prf"))
 
 
 def test_pairwise_difference_equals_double_sum():

@@ -139,3 +139,14 @@ def test_bad_input():
         rnd([1, 0], discount="log10")
     with pytest.raises(ValueError, match="kl_smoothing"):
         rkl([1, 0], kl_smoothing="laplace")
+
+
+def test_step_must_be_a_positive_integer_and_one_item_is_a_list():
+    for step in (True, 1.5, 0):
+        with pytest.raises(ValueError, match="step: expected a positive integer"):
+            rnd_raw([True, False], step=step)
+    # one item: its only prefix is the whole list, so P_1 = P_N and every term is 0
+    assert rnd_max(1, 1) == 0.0
+    assert rnd_max(1, 0) == 0.0
+    with pytest.raises(ValueError, match="n_items: expected a positive integer"):
+        rnd_max(0, 0)
