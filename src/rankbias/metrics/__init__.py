@@ -1,48 +1,56 @@
 """The bias measures, one module per family.
 
-Each family module starts with its definition (paper, equations, the ``METRICS.md`` conventions
-it follows) and exposes array-in/array-out kernels for many queries at once;
-:mod:`rankbias.metrics.registry` lists every metric with its parameters and direction, and
-:func:`rankbias.scoring.score_runs` is the high-level entry point.  Add a family by adding its
-import lines below; the file-wide ``noqa`` says these imports are the package's public names.
-"""
-# ruff: noqa: F401
-# Note: after these imports ``rankbias.metrics.duo`` and ``rankbias.metrics.rbo`` name the
-# functions; reach the modules' other names with ``from rankbias.metrics.duo import …``.
+Each family module starts with its definition (paper by bibliography key and equation, and the
+choices of the book's Conventions page it follows), exposes array-in/array-out kernels for many
+queries at once, and declares its measures next to them (:mod:`rankbias.metrics.measures`);
+:func:`rankbias.scoring.score_runs` is the high-level entry point.
 
-from rankbias.metrics.duo import (
-    cut_points,
-    dcv,
-    dcv_bounds,
-    duo,
-    duo_direction,
-    duo_sampled,
-    embed_texts,
-    extreme_orderings,
-    orientation_signed_duo,
-    polarisation_accuracy,
-    polarisation_scores,
-    signed_duo,
-    spurious_direction,
-)
-from rankbias.metrics.fairr import (
-    fairr_at_cutoffs,
-    ideal_fairr,
-    ideal_fairr_collection,
-    neutrality,
-    nfairr,
-)
-from rankbias.metrics.prf import (
-    bias_labels,
-    delta_a_prf,
-    normalise_scores,
-    pairwise_difference,
-    pairwise_ranking_fairness,
-    t_statistic_squared,
-)
-from rankbias.metrics.rab import MAGNITUDES, document_magnitudes, rank_bias
-from rankbias.metrics.rank_fairness import rkl, rkl_max, rkl_raw, rnd, rnd_max, rnd_raw
-from rankbias.metrics.ranked import position_discount
-from rankbias.metrics.rbo import rbo
-from rankbias.metrics.registry import METRICS, PARAMETERS, get_metric, metric_table
-from rankbias.metrics.texfair import DISTANCES, awrf, max_ted, term_exposure, term_exposure_family
+The package imports nothing when it is imported: each family module is loaded the first time
+one of its names is used, so a command that needs only neutrality does not pay for pandas or
+the embedding code.  The names below can be taken from the package (``from rankbias.metrics
+import nfairr``); ``rankbias.metrics.duo`` and ``rankbias.metrics.rbo`` are the *modules*,
+whose functions of the same name are ``rankbias.metrics.duo.duo`` and
+``rankbias.metrics.rbo.rbo``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "rankbias.metrics.duo": (
+        "cut_points", "dcv", "dcv_bounds", "duo_direction", "duo_sampled", "embed_texts",
+        "extreme_orderings", "orientation_signed_duo", "polarisation_accuracy",
+        "polarisation_scores", "signed_duo", "spurious_direction",
+    ),
+    "rankbias.metrics.fairr": (
+        "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "neutrality", "nfairr",
+    ),
+    "rankbias.metrics.prf": (
+        "bias_labels", "delta_a_prf", "normalise_scores", "pairwise_difference",
+        "pairwise_ranking_fairness", "t_statistic_squared",
+    ),
+    "rankbias.metrics.rab": ("MAGNITUDES", "document_magnitudes", "rank_bias"),
+    "rankbias.metrics.rank_fairness": ("rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"),
+    "rankbias.metrics.ranked": ("position_discount",),
+    "rankbias.metrics.registry": ("METRICS", "PARAMETERS", "get_metric", "metric_table"),
+    "rankbias.metrics.texfair": (
+        "DISTANCES", "awrf", "max_ted", "term_exposure", "term_exposure_family",
+    ),
+}  # fmt: skip
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rankbias.metrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
