@@ -334,12 +334,41 @@ def processes_running(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(
+def children_of(pid: int) -> list[int]:
+    """Live, non-zombie processes whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def threads_of(pid: int) -> int:
+    try:
+        return len(list(Path(f"/proc/{pid}/task").iterdir()))
+    except OSError:
+        return 0
+
+
+needs_two_cores = pytest.mark.skipif(
     not Path("/proc").is_dir() or options.cpu_count() < 2, reason="needs Linux and 2 cores"
 )
+
+
+@needs_two_cores
 @pytest.mark.parametrize("command_name", ["stats", "score"])
-def test_workers_die_with_their_parent_also_after_kill_9(files, tmp_path, big, command_name):
-    out = tmp_path / f"{command_name}-kill-9.csv"  # marks the command line of every worker
+def test_local_workers_are_threads_of_the_command_and_end_with_it(
+    files, tmp_path, big, command_name
+):
+    """The local engine counts on threads of the command itself: nothing it starts can
+    outlive a ``kill -9`` of it."""
+    out = tmp_path / f"{command_name}-kill-9.csv"  # marks the command line
     args = [command_name, "--collection", big, "--terms", files["terms"], "--workers", "2"]
     if command_name == "score":
         args += ["--run", files["run"]]
@@ -348,48 +377,88 @@ def test_workers_die_with_their_parent_also_after_kill_9(files, tmp_path, big, c
         command(*args, "--out", out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 60
-    workers: list[int] = []
-    while time.monotonic() < deadline and child.poll() is None and not workers:
-        workers = [pid for pid in processes_running(str(out)) if pid != child.pid]
-        time.sleep(0.01)
-    assert workers, "the command never started a worker"
-    time.sleep(0.3)  # let the pool start the others
+    threads = 0
+    while time.monotonic() < deadline and child.poll() is None and threads < 3:
+        threads = threads_of(child.pid)  # the main thread and two scanning threads
+        time.sleep(0.005)
+    assert threads >= 3, "the command never started its worker threads"
+    assert children_of(child.pid) == []  # no worker process
     child.kill()  # SIGKILL: no clean-up code of the parent runs
     child.wait(timeout=60)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and processes_running(str(out)):
-        time.sleep(0.05)
-    survivors = processes_running(str(out))
-    for pid in survivors:  # do not leave them behind even when the test fails
-        os.kill(pid, signal.SIGKILL)
-    assert survivors == []
+    assert processes_running(str(out)) == []
     assert not out.exists()
 
 
-@pytest.mark.skipif(
-    not Path("/proc").is_dir() or options.cpu_count() < 2, reason="needs Linux and 2 cores"
-)
-def test_a_worker_killed_from_outside_is_one_line_with_status_2(files, tmp_path, big):
-    out = tmp_path / "worker-killed.csv"  # marks the command line of every worker
-    out.write_text("previous\n")
-    args = ["stats", "--collection", big, "--terms", files["terms"], "--workers", "2"]
+def start_dask_stats(files, big, out, stderr=subprocess.DEVNULL):
+    """``stats --engine dask --workers 2`` and the pids of its two worker processes."""
+    args = ["stats", "--collection", big, "--terms", files["terms"], "--engine", "dask"]
     child = subprocess.Popen(
-        command(*args, "--out", out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True,
+        command(*args, "--workers", "2", "--out", out), env=ENV, stdout=subprocess.DEVNULL,
+        stderr=stderr, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     workers: list[int] = []
-    while time.monotonic() < deadline and child.poll() is None and not workers:
-        workers = [pid for pid in processes_running(str(out)) if pid != child.pid]
+    while time.monotonic() < deadline and child.poll() is None and len(workers) < 2:
+        workers = [
+            pid for pid in children_of(child.pid)
+            if b"dask worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]  # fmt: skip
         time.sleep(0.01)
-    assert workers, "the command never started a worker"
+    return child, workers
+
+
+@pytest.fixture
+def bigger(tmp_path, big) -> Path:
+    """Long enough (about 4 s of dask work on 2 cores) to act on the workers mid-run."""
+    path = tmp_path / "bigger.tsv"
+    with path.open("w") as out:
+        for copy in range(6):
+            with big.open() as source:
+                out.writelines(f"c{copy}{line}" for line in source)
+    return path
+
+
+@needs_two_cores
+def test_dask_workers_end_with_the_command_after_kill_9(files, tmp_path, bigger):
+    pytest.importorskip("distributed")
+    out = tmp_path / "dask-kill-9.csv"
+    child, workers = start_dask_stats(files, bigger, out)
+    assert len(workers) == 2, "the command never started its dask workers"
+    child.kill()
+    child.wait(timeout=60)
+    deadline = time.monotonic() + 20
+    alive = workers
+    while time.monotonic() < deadline and alive:
+        alive = [
+            pid
+            for pid in workers
+            if Path(f"/proc/{pid}").exists()
+            and "Z" not in (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3])
+        ]
+        time.sleep(0.05)
+    for pid in alive:  # do not leave them behind even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []
+    assert not out.exists()
+
+
+@needs_two_cores
+def test_a_dask_worker_killed_from_outside_is_replaced_and_nothing_is_lost(files, tmp_path, bigger):
+    pytest.importorskip("distributed")
+    local = tmp_path / "local.csv"
+    subprocess.run(command("stats", "--collection", bigger, "--terms", files["terms"],
+                           "--workers", "2", "--out", local),
+                   env=ENV, check=True, capture_output=True)  # fmt: skip
+    out = tmp_path / "worker-killed.csv"
+    out.write_text("previous\n")
+    child, workers = start_dask_stats(files, bigger, out, stderr=subprocess.PIPE)
+    assert len(workers) == 2, "the command never started its dask workers"
+    time.sleep(0.5)  # inside the counting
     os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer does
-    _, err = child.communicate(timeout=120)
-    assert child.returncode == 2, err
-    assert err.startswith("rankbias stats: error: a worker process ended abruptly"), err
-    assert len(err.strip().splitlines()) == 1
-    assert out.read_text() == "previous\n"
-    assert processes_running(str(out)) == []
+    _, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    assert "Traceback" not in err
+    assert out.read_bytes() == local.read_bytes()  # every document, counted once
 
 
 def test_two_concurrent_stats_leave_exactly_one_complete_output(files, tmp_path):
@@ -467,7 +536,8 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(files, tmp_path, big):
 
 def raised_errors():
     import zlib
-    from concurrent.futures.process import BrokenProcessPool
+
+    from distributed.scheduler import KilledWorker
 
     from rankbias.errors import InputError
     from rankbias.outputs import Terminated
@@ -486,8 +556,8 @@ def raised_errors():
          "a compressed file ends early"),
         (zlib.error("Error -3 while decompressing data"), 2, "damaged compressed data"),
         (MemoryError(), 2, "out of memory"),
-        (BrokenProcessPool("A child process terminated abruptly"), 2,
-         "a worker process ended abruptly (killed by a signal, often the system's out-of-memory"),
+        (KilledWorker("count-3", None, 3), 2,
+         "every dask worker that ran task 'count-3' ended abruptly (killed by a signal"),
         (KeyboardInterrupt(), 130, "interrupted; no output was written"),
         (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM; no output was written"),
         (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP; no output was written"),

@@ -116,13 +116,11 @@ def describe_error(exc: BaseException) -> str | None:
         )
     if isinstance(exc, MemoryError):
         return "out of memory; expected a smaller input, fewer workers or more memory"
-    from concurrent.futures.process import BrokenProcessPool
-
-    if isinstance(exc, BrokenProcessPool):  # a worker killed from outside, e.g. for memory
+    if type(exc).__name__ == "KilledWorker":  # dask gave up on a task after its workers died
         return (
-            "a worker process ended abruptly (killed by a signal, often the system's "
-            "out-of-memory killer); nothing was written; expected fewer workers (--workers) "
-            "or more memory"
+            f"every dask worker that ran task {getattr(exc, 'task', '?')!r} ended abruptly "
+            "(killed by a signal, often the system's out-of-memory killer); nothing was written; "
+            "expected fewer workers (--workers), smaller blocks or more memory"
         )
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename is not None else ""
