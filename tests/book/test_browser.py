@@ -35,7 +35,7 @@ LOOPBACK = "127.0.0.1"
 
 # Everything the checks need from a loaded page, read in one evaluation.  Images are made
 # eager and awaited, and MathJax's typesetting promise is awaited, before anything is read.
-READ_PAGE_JS = """
+READ_PAGE_JS = r"""
 async () => {
   const images = [...document.images];
   for (const img of images) { img.loading = "eager"; }
@@ -74,6 +74,20 @@ async () => {
         .concat([...document.querySelectorAll("a[name]")].map(a => a.name)),
     search_inputs: [...document.querySelectorAll("input[type=search], input[name=q]")]
         .filter(input => input.getClientRects().length > 0).length,
+    page_overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    tables: [...article.querySelectorAll("table")].map(table => {
+      const cells = [...table.querySelectorAll("td, th")].filter(cell => cell.textContent.trim());
+      const style = cell => getComputedStyle(cell);
+      return {
+        text: table.textContent.trim().replace(/\s+/g, " ").slice(0, 60),
+        cells: cells.length,
+        min_padding_px: Math.min(...cells.map(cell =>
+            Math.min(parseFloat(style(cell).paddingLeft), parseFloat(style(cell).paddingRight)))),
+        ruled_cells: cells.filter(cell => parseFloat(style(cell).borderBottomWidth) > 0).length,
+        tabular_numbers: style(table).fontVariantNumeric.includes("tabular-nums"),
+      };
+    }),
+    output_text: [...article.querySelectorAll(".cell_output")].map(node => node.textContent),
   };
 }
 """
@@ -347,3 +361,46 @@ def test_math_renders_over_file_urls(visits, chromium_context, book_html):
     unrendered = [item["text"] for item in content["math"] if not item["rendered"]]
     assert content["math"] and not unrendered, unrendered
     assert not content["math_errors"] and not errors, (content["math_errors"], errors)
+
+
+def test_no_page_scrolls_sideways(visits):
+    """Wide tables and equations scroll inside their own boxes; the page stays 1280 px wide."""
+    failures = {
+        name: [f"page is {visit.content['page_overflow']} px wider than the window"]
+        for name, visit in visits.items()
+        if visit.content["page_overflow"] > 0
+    }
+    assert not failures, _report(failures)
+
+
+def test_tables_are_padded_ruled_and_use_tabular_numbers(visits):
+    failures = {}
+    for name, visit in visits.items():
+        problems = []
+        for table in visit.content["tables"]:
+            if not table["cells"]:
+                continue
+            if table["min_padding_px"] < 4:
+                problems.append(f"{table['text']!r}: cells padded {table['min_padding_px']} px")
+            if table["ruled_cells"] < table["cells"] / 2:
+                problems.append(
+                    f"{table['text']!r}: {table['ruled_cells']} of {table['cells']} ruled"
+                )
+            if not table["tabular_numbers"]:
+                problems.append(f"{table['text']!r}: proportional digits")
+        failures[name] = problems
+    assert not any(failures.values()), "tables:\n" + _report(failures)
+    assert sum(len(visit.content["tables"]) for visit in visits.values()) >= 10
+
+
+def test_no_traceback_or_warning_in_any_output(visits):
+    warning = re.compile(r"Traceback \(most recent call last\)|\b[A-Z]\w*Warning: ")
+    failures = {
+        name: [
+            f"{match.group(0)!r} in {text[max(match.start() - 60, 0) : match.end() + 60]!r}"
+            for text in visit.content["output_text"]
+            for match in warning.finditer(text)
+        ]
+        for name, visit in visits.items()
+    }
+    assert not any(failures.values()), "outputs:\n" + _report(failures)
