@@ -69,7 +69,7 @@ pytest: data
 CHROMIUM = $(or $(RANKBIAS_CHROMIUM),$(shell command -v chromium 2>/dev/null))
 
 browser-test: book-strict
-	@test -n "$(CHROMIUM)" || echo "make: browser tests SKIPPED: no Chromium found (install Debian's chromium package, or set RANKBIAS_CHROMIUM)"
+	@test -x "$(CHROMIUM)" || echo "make: browser tests SKIPPED: no Chromium found (install Debian's chromium package, or set RANKBIAS_CHROMIUM)"
 	$(BIN)/pytest -q -m browser tests/book
 
 test: lint pytest book-strict browser-test
