@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 TESTBED := data/build/wikisample
 STAMP  := $(VENV)/.installed
 
-.PHONY: all install book test lint pytest book-strict data bench clean distclean mutation
+.PHONY: all install book test lint pytest book-strict browser-test data bench clean distclean mutation
 
 all: book
 
@@ -55,13 +55,24 @@ book-strict: data $(EXECUTION_INPUTS)
 
 # ---- tests -------------------------------------------------------------------------------
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench book/_ext
+	$(BIN)/ruff format --check src tests bench book/_ext
 
+# `pytest -q` deselects the browser tests (pyproject's addopts): they need the built book.
 pytest: data
 	$(BIN)/pytest -q
 
-test: lint pytest book-strict
+# Every page of the strictly built book opened in headless Chromium (tests/book): console
+# errors, failed or outside requests, math, images, links, search, downloads; screenshots
+# in _build/screenshots.  Without a Chromium pytest skips them with the reason, and so says
+# this line.
+CHROMIUM = $(or $(RANKBIAS_CHROMIUM),$(shell command -v chromium 2>/dev/null))
+
+browser-test: book-strict
+	@test -x "$(CHROMIUM)" || echo "make: browser tests SKIPPED: no Chromium found (install Debian's chromium package, or set RANKBIAS_CHROMIUM)"
+	$(BIN)/pytest -q -m browser tests/book
+
+test: lint pytest book-strict browser-test
 
 # ---- benchmarks --------------------------------------------------------------------------
 bench: $(STAMP)
