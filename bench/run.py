@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("duo_bench", "stats_bench", "read_run_bench", "startup_bench")
+BENCHMARKS = (
+    "startup_bench",
+    "read_run_bench",
+    "stats_bench",
+    "score_bench",
+    "scale_bench",
+    "duo_bench",
+)
 
 
 def load(name: str):
