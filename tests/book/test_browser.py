@@ -253,11 +253,6 @@ def _alt_problem(alt: str | None) -> str | None:
     return None
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="captions and alt texts are written in the figures work on notebooks/*.md "
-    "(another branch); until it is merged the chapters' figures have path alts, no captions",
-)
 def test_every_chapter_image_has_alt_text_and_a_caption(visits):
     failures = {}
     for name, visit in visits.items():
