@@ -62,7 +62,8 @@ def add_collection_arguments(parser) -> None:
         "--workers",
         type=options.worker_count,
         default=None,
-        help="worker processes, 1 to the number of cores (default: all cores)",
+        help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
+        "number of cores (default: all cores)",
     )
     add_engine_arguments(parser)
 
