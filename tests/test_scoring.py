@@ -377,9 +377,9 @@ def test_term_measures_equal_their_kernels_called_directly():
 
 
 def test_metric_lists_all_and_defaults():
-    from rankbias.scoring import DEFAULT_METRICS, parse_metric_list
+    from rankbias.scoring import DEFAULT_MEASURES, parse_metric_list
 
-    assert parse_metric_list(None) == DEFAULT_METRICS
+    assert parse_metric_list(None) == DEFAULT_MEASURES
     everything = parse_metric_list("all")
     # RaB/ARaB and their group parts × four magnitudes, FaiRR ×3, AWRF/RBDF/TED/TExFAIR ×2
     assert len(everything) == 24 + 3 + 5 and "arab_tf_paper_m" in everything

@@ -45,7 +45,7 @@ from rankbias.runs import Run
 from rankbias.text import DocStats
 
 __all__ = [
-    "DEFAULT_METRICS",
+    "DEFAULT_MEASURES",
     "DEFAULT_CUTOFFS",
     "RankedInputs",
     "score_runs",
@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
-DEFAULT_METRICS = (
+DEFAULT_MEASURES = (
     "rab_tc",
     "rab_tf",
     "rab_bool",
@@ -99,7 +99,7 @@ def parse_metric_list(text: str | None) -> tuple[str, ...]:
     from rankbias.metrics.measures import ALIASES, measures, split_measure_list
 
     if text is None or text.strip() == "":
-        return DEFAULT_METRICS
+        return DEFAULT_MEASURES
     if text.strip() == "all":
         names: list[str] = []
         for measure in measures():
@@ -365,7 +365,7 @@ def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
 def score_runs(
     runs: Run | Sequence[Run],
     stats: DocStats | None = None,
-    metrics: Sequence[str | MeasureRequest] = DEFAULT_METRICS,
+    metrics: Sequence[str | MeasureRequest] = DEFAULT_MEASURES,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
     background: Run | str = "collection",
     tau: float = 1.0,

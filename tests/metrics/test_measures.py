@@ -157,6 +157,6 @@ def test_old_registry_names_are_thin_aliases():
     assert registry.get_metric("rab_tc_f").direction is HigherIs.NEITHER
     assert registry.get_metric("nfairr").family == "fairr"
     # the old registry listed the 32 term-family labels
-    assert len(registry.METRICS) == 4 * 6 + 3 + 5
+    assert len(registry.LEGACY_LABELS) == 4 * 6 + 3 + 5
     with pytest.raises(ValueError, match="unknown metric 'duo'"):
         registry.get_metric("duo")  # not a term-family label; the analyses rely on this

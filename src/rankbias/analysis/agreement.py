@@ -33,7 +33,7 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -70,7 +70,7 @@ def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: 
         return bool(overrides[label])
     if overrides and metric in overrides:
         return bool(overrides[metric])
-    spec = METRICS.get(metric)
+    spec = LEGACY_LABELS.get(metric)
     if spec is None:
         return True  # effectiveness measures (ir_measures): higher is better
     if spec.direction == HIGHER_FAIRER:

@@ -71,7 +71,7 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS, SIGNED
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS, SIGNED
 
 __all__ = [
     "DIRECTIONS",
@@ -109,7 +109,7 @@ def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> 
                 f"direction of {metric!r} is {kind!r}; expected one of {list(DIRECTIONS)}"
             )
         return kind
-    spec = METRICS.get(metric)
+    spec = LEGACY_LABELS.get(metric)
     if spec is None:
         raise ValueError(
             f"metric {metric!r} is not in the registry; give its direction, e.g. "
