@@ -74,7 +74,8 @@ def test_empty_list_is_nan_and_padding_ignored():
 
 
 def loop_rab(docs, t):
-    """Plain loop of METRICS §1, written independently of the kernel."""
+    """Plain loop of Klasnja et al. (2022) Eq. 1 with the Conventions page's sign (male minus
+    female), written independently of the kernel."""
     tt = min(t, len(docs))
     rab_at = []
     for x in range(1, tt + 1):

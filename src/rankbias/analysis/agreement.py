@@ -1,4 +1,5 @@
-r"""Effectiveness, fairness and metric agreement across systems (seed 003 Table 1; METRICS §8).
+r"""Effectiveness, fairness and metric agreement across systems (Abolghasemi et al. (2024),
+Table 1).
 
 For every system (run) of a testbed:
 

@@ -1,4 +1,5 @@
-r"""How much do the metrics depend on the word list?  (Seed 002 RQ2, Fig. 3; METRICS.md §8.)
+r"""How much do the metrics depend on the word list?  (Klasnja et al. (2022), RQ2,
+Fig. 3.)
 
 Subsampling
 -----------
