@@ -247,7 +247,7 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
 
 def bench_scoring(path: Path, terms: Path, workers: int, n_runs, n_queries, depth) -> None:
     from rankbias.lexicon import read_lexicon
-    from rankbias.metrics.registry import METRICS
+    from rankbias.metrics.registry import LEGACY_LABELS
     from rankbias.runs import Run
     from rankbias.scoring import score_runs
     from rankbias.text import read_collection_stats
@@ -262,9 +262,11 @@ def bench_scoring(path: Path, terms: Path, workers: int, n_runs, n_queries, dept
         scores = np.tile(np.arange(depth, 0, -1, dtype=np.float64), n_queries)
         runs.append(Run(f"system{r}", qids, offsets, stats.docids[rows], scores))
     started = time.perf_counter()
-    frame = score_runs(runs, stats, list(METRICS), cutoffs=(5, 10, 20), background="collection")
+    frame = score_runs(
+        runs, stats, list(LEGACY_LABELS), cutoffs=(5, 10, 20), background="collection"
+    )
     print(
-        f"\nscoring {n_runs} runs x {n_queries:,} queries x top-{depth:,}, {len(METRICS)} "
+        f"\nscoring {n_runs} runs x {n_queries:,} queries x top-{depth:,}, {len(LEGACY_LABELS)} "
         f"metrics x 3 cutoffs (in memory): {time.perf_counter() - started:.2f} s "
         f"({len(frame):,} values)"
     )

@@ -15,6 +15,12 @@ def test_split_measure():
     assert split_measure("nDCG@10") == ("nDCG", 10)
     assert split_measure("AP") == ("AP", None)
     assert split_measure("P(rel=2)@5") == ("P(rel=2)", 5)
+    # the cut-off is read by the one reader of @k, with its error
+    with pytest.raises(ValueError, match="bad cut-off 'ten'"):
+        split_measure("nDCG@ten")
+    for bad in ("@10", "P(rel=2", "nDCG)@5", ""):
+        with pytest.raises(ValueError, match="cannot read measure name"):
+            split_measure(bad)
 
 
 def test_values_by_hand_and_unretrieved_queries():

@@ -377,9 +377,9 @@ def test_term_measures_equal_their_kernels_called_directly():
 
 
 def test_metric_lists_all_and_defaults():
-    from rankbias.scoring import DEFAULT_METRICS, parse_metric_list
+    from rankbias.scoring import DEFAULT_MEASURES, parse_metric_list
 
-    assert parse_metric_list(None) == DEFAULT_METRICS
+    assert parse_metric_list(None) == DEFAULT_MEASURES
     everything = parse_metric_list("all")
     # RaB/ARaB and their group parts × four magnitudes, FaiRR ×3, AWRF/RBDF/TED/TExFAIR ×2
     assert len(everything) == 24 + 3 + 5 and "arab_tf_paper_m" in everything
@@ -418,3 +418,42 @@ def test_per_list_measures_equal_their_functions_called_on_each_prefix():
             assert got == pytest.approx(expected, nan_ok=True)
     # two documents: every ordering has the same DCV -> 0.5 (cut points 2 ≤ i < n are empty)
     assert value(frame, "duo", 2) == 0.5
+
+
+def test_mean_per_system_by_hand():
+    from rankbias.scoring import mean_per_system
+
+    nan = float("nan")
+    table = pd.DataFrame(
+        {
+            "run": ["b", "b", "b", "a", "a", "a", "a"],
+            "qid": ["1", "2", "3", "1", "2", "1", "2"],
+            "metric": [
+                "nfairr",
+                "nfairr",
+                "nfairr",
+                "texfair_norbdf",
+                "texfair_norbdf",
+                "AP",
+                "AP",
+            ],
+            "cutoff": pd.array([10, 10, 10, 10, 10, None, None], dtype="Int64"),
+            "value": [1.0, nan, 0.5, nan, nan, 0.25, 0.75],
+        }
+    )
+    out = mean_per_system(table)
+    assert list(out.columns) == ["run", "metric", "cutoff", "value", "n_queries", "n_undefined"]
+    assert list(zip(out["run"], out["metric"], strict=True)) == [
+        ("b", "nfairr"),
+        ("a", "texfair_norbdf"),
+        ("a", "AP"),
+    ]  # order of first appearance
+    assert out["value"].iloc[0] == 0.75  # (1.0 + 0.5) / 2: the undefined query is left out
+    assert list(out["n_queries"]) == [2, 0, 2]
+    assert list(out["n_undefined"]) == [1, 2, 0]
+    assert np.isnan(out["value"].iloc[1])  # every value undefined: NaN, not 0
+    assert out["value"].iloc[2] == 0.5 and pd.isna(out["cutoff"].iloc[2])  # no cut-off
+    by_run = mean_per_system(table, by=["run"]).set_index("run")
+    assert by_run.loc["a", "value"] == 0.5 and by_run.loc["a", "n_undefined"] == 2
+    with pytest.raises(InputError, match=r"lacks column\(s\) \['cutoff'\]"):
+        mean_per_system(table.drop(columns="cutoff"))

@@ -1,8 +1,9 @@
 """Effectiveness of runs, through ``ir_measures`` (never re-implemented here).
 
-METRICS.md §7: MRR@10, nDCG@10 and any other measure ``ir_measures`` parses (``R@100``,
-``AP``, …).  The result is the package's tidy format, one row per (run, qid, metric, cutoff)
-with a ``value`` column, so effectiveness and bias tables join on ``run`` and ``qid``.
+The book's Conventions page, section "Effectiveness": MRR@10, nDCG@10 and any other measure
+``ir_measures`` parses (``R@100``, ``AP``, …). The result is the package's tidy format, one row per
+(run, qid, metric, cutoff) with a ``value`` column, so effectiveness and bias tables join on ``run``
+and ``qid``.
 
 A judged query for which a run retrieved nothing scores 0 (as with ``trec_eval -c``) and is
 counted in ``frame.attrs["unretrieved"]``, so that it is reported, not silently averaged in.
@@ -14,20 +15,23 @@ import re
 
 import pandas as pd
 
+from rankbias.metrics.measures import split_cutoff
 from rankbias.runs import Run
 
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100")
 
-_NAME = re.compile(r"^(?P<metric>[^@(]+)(?:\((?P<params>[^)]*)\))?(?:@(?P<cutoff>\d+))?$")
+_NAME = re.compile(r"^[^@()]+(?:\([^()]*\))?$")
 
 
 def split_measure(name: str) -> tuple[str, int | None]:
-    """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``."""
-    match = _NAME.match(name)
-    if not match:
+    """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``.
+
+    The cut-off is read by :func:`rankbias.metrics.measures.split_cutoff`, the package's one
+    reader of ``@k``; a label without a name, or with unbalanced parentheses, is refused here.
+    """
+    metric, cutoff = split_cutoff(name)
+    if not _NAME.match(metric):
         raise ValueError(f"cannot read measure name {name!r}; expected e.g. 'nDCG@10'")
-    metric = match["metric"] + (f"({match['params']})" if match["params"] else "")
-    cutoff = int(match["cutoff"]) if match["cutoff"] else None
     return metric, cutoff
 
 
@@ -91,10 +95,14 @@ def effectiveness(
 
 
 def mean_effectiveness(table: pd.DataFrame) -> pd.DataFrame:
-    """System-level means: one row per run, one column per ``metric@cutoff``."""
-    label = table["metric"] + table["cutoff"].map(lambda c: "" if pd.isna(c) else f"@{c}")
-    wide = table.assign(measure=label).pivot_table(
-        index="run", columns="measure", values="value", aggfunc="mean", sort=False
-    )
+    """System-level means (:func:`rankbias.scoring.mean_per_system`): one row per run, one
+    column per ``metric@cutoff``, in the order of the table."""
+    from rankbias.scoring import mean_per_system
+
+    means = mean_per_system(table, ("run", "metric", "cutoff"))
+    label = means["metric"] + means["cutoff"].map(lambda c: "" if pd.isna(c) else f"@{c}")
+    wide = means.assign(measure=label).pivot(index="run", columns="measure", values="value")
+    wide = wide.reindex(index=pd.unique(means["run"]), columns=pd.unique(label))
     wide.columns.name = None
+    wide.index.name = "run"
     return wide

@@ -365,7 +365,7 @@ def default_lexicon() -> Lexicon:
 
 
 def subsample(lexicon: Lexicon, fraction: float, seed: int, stratified: bool = True) -> Lexicon:
-    """A random sub-lexicon keeping ``fraction`` of the terms (METRICS.md §8, RQ2).
+    """A random sub-lexicon keeping ``fraction`` of the terms (Klasnja et al. (2022), RQ2).
 
     Randomness comes only from ``numpy.random.default_rng(seed)``.  ``stratified=True``
     (default) keeps ``round(fraction * n_g)`` terms of each group ``g`` (at least one), so the

@@ -5,9 +5,9 @@ line per retrieved document::
 
     qid Q0 docid rank score tag
 
-whitespace separated.  The order of a ranked list is **score descending, ties broken by docid
-ascending** (METRICS.md §0); the rank column and the order of lines in the file are read and
-validated but never trusted for ordering.
+whitespace separated. The order of a ranked list is **score descending, ties broken by docid
+ascending** (the book's Conventions page, section "Ranked lists and cut-offs"); the rank column and
+the order of lines in the file are read and validated but never trusted for ordering.
 
 In memory a run is a :class:`Run`: the queries in ascending order and, in CSR style, one flat
 array of document ids and one of scores, with ``offsets`` marking where each query's list
@@ -71,7 +71,8 @@ class Run:
     def from_frame(cls, frame: pd.DataFrame, name: str, order: str = "score") -> Run:
         """Build a run from a table with columns ``qid``, ``docid``, ``score``.
 
-        ``order="score"`` (the default, METRICS.md §0): each query's list is sorted by score
+        ``order="score"`` (the default; the book's Conventions page, section "Ranked lists and
+        cut-offs"): each query's list is sorted by score
         descending, then docid ascending, whatever the row order.  ``order="given"`` keeps the
         rows' own order within each query — what the released research scripts do with a run
         file's line order; use it only to reproduce them, and say so.  A docid repeated within

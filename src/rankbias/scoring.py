@@ -45,16 +45,17 @@ from rankbias.runs import Run
 from rankbias.text import DocStats
 
 __all__ = [
-    "DEFAULT_METRICS",
+    "DEFAULT_MEASURES",
     "DEFAULT_CUTOFFS",
     "RankedInputs",
+    "mean_per_system",
     "score_runs",
     "parse_metric_list",
     "required_inputs",
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
-DEFAULT_METRICS = (
+DEFAULT_MEASURES = (
     "rab_tc",
     "rab_tf",
     "rab_bool",
@@ -92,6 +93,37 @@ INPUT_ARGUMENTS = {
 }
 
 
+def mean_per_system(
+    table: pd.DataFrame, by: Sequence[str] = ("run", "metric", "cutoff")
+) -> pd.DataFrame:
+    """The system-level value of each measure: the mean of its per-query ``value`` per group of
+    ``by`` (by default one row per run, measure and cut-off).
+
+    The mean is over the defined values only (the book's Conventions page, section "Undefined
+    values"); nothing is dropped silently.  Columns: the ``by`` columns, ``value`` (NaN when
+    every value of the group is undefined), ``n_queries`` (the values averaged) and
+    ``n_undefined`` (the NaN values left out).  Groups keep the order in which they first
+    appear; a missing key (the ``<NA>`` cut-off of a measure without one) is a group of its own,
+    and unused categories of a categorical column give no row.  A table lacking a column is an
+    :class:`~rankbias.errors.InputError` naming it.
+    """
+    by = list(by)
+    lacking = [c for c in [*by, "value"] if c not in table.columns]
+    if lacking:
+        raise InputError(
+            f"mean_per_system: the table lacks column(s) {lacking}; found {list(table.columns)}"
+        )
+    values = table["value"].astype(np.float64)
+    grouped = values.groupby([table[c] for c in by], dropna=False, sort=False, observed=True)
+    counted = grouped.count()
+    out = pd.DataFrame(
+        {"value": grouped.mean(), "n_queries": counted, "n_undefined": grouped.size() - counted}
+    )
+    out["n_queries"] = out["n_queries"].astype(np.int64)
+    out["n_undefined"] = out["n_undefined"].astype(np.int64)
+    return out.reset_index()
+
+
 def parse_metric_list(text: str | None) -> tuple[str, ...]:
     """``"rab_tc,nfairr(tau=0)@10"`` → the items, each checked by the parser; ``None`` → the
     defaults; ``"all"`` → every measure computable from term statistics alone (RaB/ARaB and
@@ -99,7 +131,7 @@ def parse_metric_list(text: str | None) -> tuple[str, ...]:
     from rankbias.metrics.measures import ALIASES, measures, split_measure_list
 
     if text is None or text.strip() == "":
-        return DEFAULT_METRICS
+        return DEFAULT_MEASURES
     if text.strip() == "all":
         names: list[str] = []
         for measure in measures():
@@ -365,7 +397,7 @@ def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
 def score_runs(
     runs: Run | Sequence[Run],
     stats: DocStats | None = None,
-    metrics: Sequence[str | MeasureRequest] = DEFAULT_METRICS,
+    metrics: Sequence[str | MeasureRequest] = DEFAULT_MEASURES,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
     background: Run | str = "collection",
     tau: float = 1.0,

@@ -151,8 +151,8 @@ class DocStats:
     def log_tf_sums(self) -> np.ndarray:
         """``(n_docs, n_groups)``: ``Σ_{t∈V_g, tf>0} ln tf(t, d)`` (needs ``term_counts``).
 
-        The TF magnitude as printed in seed 002 Eq. 2; terms absent from ``d`` are left out of
-        the sum (``ln 0`` is undefined).
+        The TF magnitude as printed in Klasnja et al. (2022), Eq. 2; terms absent from ``d`` are
+        left out of the sum (``ln 0`` is undefined).
         """
         import scipy.sparse as sp
 

@@ -56,8 +56,14 @@ def testbed():
 def test_split_label():
     assert split_label("nDCG@10") == ("nDCG", 10)
     assert split_label("AP") == ("AP", None)
-    with pytest.raises(ValueError, match="expected 'metric@cutoff'"):
+    assert split_label("P(rel=2)@10") == ("P(rel=2)", 10)
+    # the one reader of @k (rankbias.metrics.measures.split_cutoff): same errors as the parser
+    with pytest.raises(ValueError, match=r"bad cut-off 'ten'; expected an integer ≥ 1"):
         split_label("nDCG@ten")
+    with pytest.raises(ValueError, match=r"bad cut-off '0'"):
+        split_label("nDCG@0")
+    with pytest.raises(ValueError, match="no name before '@'"):
+        split_label("@10")
 
 
 def test_paired_tests_match_scipy_with_bonferroni_by_hand(testbed):

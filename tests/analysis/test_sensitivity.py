@@ -22,7 +22,7 @@ from rankbias.analysis.sensitivity import (
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.runs import Run
-from rankbias.scoring import DEFAULT_METRICS, score_runs
+from rankbias.scoring import DEFAULT_MEASURES, score_runs
 from rankbias.text import document_stats
 
 FEMALE = ["she", "her", "woman", "mother", "girl", "queen", "aunt", "sister"]
@@ -80,7 +80,7 @@ def test_column_selection_equals_recounting_the_texts_with_the_sub_list(testbed)
 
 def test_subsampling_at_100_percent_reproduces_the_full_list_values_exactly(testbed):
     _, _, stats, runs = testbed
-    metrics = list(DEFAULT_METRICS)
+    metrics = list(DEFAULT_MEASURES)
     full = score_runs(runs, stats, metrics, cutoffs=(5, 10))
     study = subsampling_study(
         runs, stats, metrics, cutoffs=(5, 10), fractions=(0.5, 1.0), seeds=range(3)

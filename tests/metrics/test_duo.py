@@ -68,7 +68,7 @@ def brute_force_duo(scores, step, variance, include_full) -> float:
 
 
 def score_lists():
-    """Lists of 1..8 scores: Gaussian, with ties, and two-valued (like seed 001 Fig. 1)."""
+    """Lists of 1..8 scores: Gaussian, with ties, and two-valued (as Ziems et al. 2024, Fig. 1)."""
     rng = np.random.default_rng(20240401)
     lists = []
     for n in range(1, 9):
@@ -182,7 +182,7 @@ def test_hand_worked_four_documents_global_variance():
 
 
 def test_seed_figure_one_orders():
-    # Seed 001 Fig. 1: three documents of each side.  Grouped = most biased (Duo = 1);
+    # Ziems et al. (2024), Fig. 1: three documents of each side.  Grouped = most biased (Duo = 1);
     # alternating maximises every prefix variance at once (Duo = 0).
     assert duo([1, 1, 1, -1, -1, -1]) == 1.0
     assert duo([1, -1, 1, -1, 1, -1]) == 0.0

@@ -157,6 +157,18 @@ def test_old_registry_names_are_thin_aliases():
     assert registry.get_metric("rab_tc_f").direction is HigherIs.NEITHER
     assert registry.get_metric("nfairr").family == "fairr"
     # the old registry listed the 32 term-family labels
-    assert len(registry.METRICS) == 4 * 6 + 3 + 5
+    assert len(registry.LEGACY_LABELS) == 4 * 6 + 3 + 5
     with pytest.raises(ValueError, match="unknown metric 'duo'"):
         registry.get_metric("duo")  # not a term-family label; the analyses rely on this
+
+
+def test_split_cutoff_is_the_reader_of_at_k_for_any_label():
+    from rankbias.metrics.measures import split_cutoff
+
+    assert split_cutoff("texfair@10") == ("texfair", 10)
+    assert split_cutoff(" nDCG@5 ") == ("nDCG", 5)
+    assert split_cutoff("AP") == ("AP", None)
+    assert split_cutoff("nfairr(tau=0)@3") == ("nfairr(tau=0)", 3)
+    assert split_cutoff("x(key=a@b)") == ("x(key=a@b)", None)  # '@' inside parameters
+    with pytest.raises(ValueError, match="bad cut-off '-1'"):
+        split_cutoff("rnd@-1")

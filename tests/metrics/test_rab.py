@@ -74,7 +74,8 @@ def test_empty_list_is_nan_and_padding_ignored():
 
 
 def loop_rab(docs, t):
-    """Plain loop of METRICS §1, written independently of the kernel."""
+    """Plain loop of Klasnja et al. (2022) Eq. 1 with the Conventions page's sign (male minus
+    female), written independently of the kernel."""
     tt = min(t, len(docs))
     rab_at = []
     for x in range(1, tt + 1):
@@ -148,3 +149,41 @@ def test_nan_in_padding_is_ignored_and_empty_lists_are_nan():
     out = rank_bias(mags, np.array([1, 0]), [1, 5])
     np.testing.assert_allclose(out["rab"][0], [2.0, 2.0])  # by hand: m − f of the one document
     assert np.isnan(out["rab"][1]).all() and np.isnan(out["arab"][1]).all()
+
+
+def released_notebook_values(lists, t):
+    """The three stages of the released GenderBias_IR notebooks, re-stated on (f, m) counts
+    (the book's Conventions page, section "The sign of RaB and ARaB"): stage 1 stores per
+    document ``(f − m, f, m)``; stage 2 averages each element over the top ``t`` (RaB) and
+    over ``x = 1..t`` of those averages (ARaB), per query; stage 3 prints, per system, the mean
+    over queries of (male part − female part)."""
+    per_query = []
+    for docs in lists:
+        stage1 = [(f - m, f, m) for f, m in docs]
+        depth = min(t, len(stage1))
+        rab_at = [[sum(doc[e] for doc in stage1[:x]) / x for e in range(3)] for x in
+                  range(1, depth + 1)]  # fmt: skip
+        rab = rab_at[-1]
+        arab = [sum(values[e] for values in rab_at) / depth for e in range(3)]
+        per_query.append((rab, arab))
+    system = [
+        sum(q[which][2] - q[which][1] for q in per_query) / len(per_query) for which in (0, 1)
+    ]
+    return per_query, system
+
+
+@settings(max_examples=50, deadline=None)
+@given(lists=doc_lists, t=st.integers(1, 15))
+def test_sign_against_the_released_notebooks(lists, t):
+    # The statement of the Conventions page: per query, the package is the negative of the
+    # notebooks' stored value; per system, it equals the printed value; the parts agree.
+    mags, lengths = batch(lists)
+    out = rank_bias(mags, lengths, [t])
+    per_query, system = released_notebook_values(lists, t)
+    for i, (rab, arab) in enumerate(per_query):
+        assert out["rab"][i, 0] == pytest.approx(-rab[0], abs=1e-12)
+        assert out["arab"][i, 0] == pytest.approx(-arab[0], abs=1e-12)
+        assert (out["rab_f"][i, 0], out["rab_m"][i, 0]) == pytest.approx(rab[1:], abs=1e-12)
+        assert (out["arab_f"][i, 0], out["arab_m"][i, 0]) == pytest.approx(arab[1:], abs=1e-12)
+    assert out["rab"][:, 0].mean() == pytest.approx(system[0], abs=1e-12)
+    assert out["arab"][:, 0].mean() == pytest.approx(system[1], abs=1e-12)

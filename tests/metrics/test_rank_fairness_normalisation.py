@@ -79,3 +79,21 @@ def test_the_normalisation_is_checked():
     with pytest.raises(ValueError, match="normalisation: expected 'max' or 'min_max'"):
         rnd([0, 1], normalisation="minmax")
     assert np.isnan(rkl([1, 1, 1], normalisation="min_max"))
+
+
+@pytest.mark.parametrize("measure", ["rnd", "rkl"])
+def test_fairest_of_three_is_not_zero_under_max_but_zero_under_min_max(measure):
+    # Every ordering of three items with one protected, scored by the transcription above; the
+    # fairest one is found by brute force, not taken from the code under test.
+    function = {"rnd": rnd, "rkl": rkl}[measure]
+    raws = {o: brute_raw(o, measure) for o in orderings(3, 1)}
+    assert len(raws) == 3
+    fairest = min(raws, key=raws.get)
+    assert fairest == (0, 1, 0)
+    brute_max_normalised = raws[fairest] / max(raws.values())
+    assert brute_max_normalised > 0.3  # "0 = fair" would be wrong under the default
+    assert function(list(fairest)) == pytest.approx(brute_max_normalised, abs=1e-12)
+    assert function(list(fairest), normalisation="min_max") == 0.0
+    assert function(list(max(raws, key=raws.get)), normalisation="min_max") == 1.0
+    if measure == "rnd":
+        assert round(brute_max_normalised, 3) == 0.568

@@ -23,7 +23,7 @@ from rankbias.text import document_stats
 
 V2, V3, V4 = 1 / math.log2(3), 1 / math.log2(4), 1 / math.log2(5)
 
-# Seed 003, Fig. 1: "who is the best football player"; the passages as printed.
+# Abolghasemi et al. (2024), Fig. 1: "who is the best football player"; the passages as printed.
 FIG1_LEFT = [
     "currently he plays for Ligue 1 club Paris Saint-Germain",
     "she previously played for Espanyol and Levante",

@@ -1,4 +1,5 @@
-r"""Effectiveness, fairness and metric agreement across systems (seed 003 Table 1; METRICS §8).
+r"""Effectiveness, fairness and metric agreement across systems (Abolghasemi et al. (2024),
+Table 1).
 
 For every system (run) of a testbed:
 
@@ -33,7 +34,8 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS
+from rankbias.metrics.measures import split_cutoff
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -55,13 +57,15 @@ _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
 
 
 def split_label(label: str) -> tuple[str, int | None]:
-    """``"nDCG@10"`` → ``("nDCG", 10)``; ``"AP"`` → ``("AP", None)``."""
-    metric, at, cutoff = label.rpartition("@")
-    if not at:
-        return label, None
-    if not cutoff.isdigit() or not metric:
-        raise ValueError(f"cannot read measure {label!r}; expected 'metric@cutoff', e.g. 'nDCG@10'")
-    return metric, int(cutoff)
+    """``"nDCG@10"`` → ``("nDCG", 10)``; ``"AP"`` → ``("AP", None)``.
+
+    The cut-off is read by :func:`rankbias.metrics.measures.split_cutoff`, the package's one
+    reader of ``@k``; a label without a name (``"@10"``) is refused here.
+    """
+    metric, cutoff = split_cutoff(label)
+    if not metric:
+        raise ValueError(f"measure {label!r}: no name before '@'; expected e.g. 'nDCG@10'")
+    return metric, cutoff
 
 
 def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: str):
@@ -70,7 +74,7 @@ def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: 
         return bool(overrides[label])
     if overrides and metric in overrides:
         return bool(overrides[metric])
-    spec = METRICS.get(metric)
+    spec = LEGACY_LABELS.get(metric)
     if spec is None:
         return True  # effectiveness measures (ir_measures): higher is better
     if spec.direction == HIGHER_FAIRER:

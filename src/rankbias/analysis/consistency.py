@@ -1,4 +1,5 @@
-r"""Do bias metrics agree on which queries are biased?  (Seed 002 RQ1, Fig. 1–2; METRICS.md §8.)
+r"""Do bias metrics agree on which queries are biased?  (Klasnja et al. (2022), RQ1,
+Fig. 1–2.)
 
 Bias level
 ----------
@@ -14,7 +15,7 @@ higher = more biased                         ``v``                  awrf, ted
 signed (male ``+`` / female ``−``)           ``|v|``                rab_*, arab_*
 ===========================================  =====================  ==========================
 
-``1 − NFaiRR``, ``1 − TExFAIR`` and ``|ARaB|`` are those of METRICS.md §8.  Only the *order* of the
+``1 − NFaiRR``, ``1 − TExFAIR`` and ``|ARaB|`` are the project's choice.  Only the *order* of the
 bias levels enters the binning and the rank statistics, so ``1 − v`` could as well be ``−v``
 (it is also used for FaiRR, whose values are not bounded by 1).  Registry entries that are not
 fairness scores — the one-group parts ``rab_*_f``/``rab_*_m``, the coverage ``rbdf`` and the
@@ -22,8 +23,8 @@ normaliser ``ifairr`` — have no bias level and are refused.  A metric the regi
 (Duo, PRF, a user's own) is accepted when its direction is given:
 ``directions={"duo": "biased"}`` with one of ``"fairer"``, ``"biased"``, ``"signed"``.
 
-Binning (seed 002 Fig. 1)
--------------------------
+Binning (Klasnja et al. (2022), Fig. 1)
+---------------------------------------
 For one run at one cutoff, and for each metric separately, the ``n`` queries are ordered from the
 most to the least biased — ties broken by ``qid`` in ascending string order, so the order is
 total and reproducible — and the query at position ``i = 0 … n−1`` goes to bin
@@ -71,7 +72,7 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, METRICS, SIGNED
+from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS, SIGNED
 
 __all__ = [
     "DIRECTIONS",
@@ -109,7 +110,7 @@ def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> 
                 f"direction of {metric!r} is {kind!r}; expected one of {list(DIRECTIONS)}"
             )
         return kind
-    spec = METRICS.get(metric)
+    spec = LEGACY_LABELS.get(metric)
     if spec is None:
         raise ValueError(
             f"metric {metric!r} is not in the registry; give its direction, e.g. "
@@ -193,7 +194,8 @@ def consistency_bins(
     directions: Mapping[str, str] | None = None,
     undefined: str = "exclude",
 ) -> pd.DataFrame:
-    """Per pair of metrics and bin, the share of queries both put in that bin (seed 002 Fig. 1).
+    """Per pair of metrics and bin, the share of queries both put in that bin (Klasnja et al.
+    (2022), Fig. 1).
 
     Returns columns ``[by…,] metric_a, metric_b, bin, n_in_bin, overlap, overlap_low,
     overlap_high, chance``: one row per unordered pair (in the order of ``metrics``) and bin
@@ -241,7 +243,8 @@ def rank_differences(
     directions: Mapping[str, str] | None = None,
     undefined: str = "exclude",
 ) -> pd.DataFrame:
-    """Per pair of metrics and query, the absolute difference of its bias ranks (seed 002 Fig. 2).
+    """Per pair of metrics and query, the absolute difference of its bias ranks (Klasnja et al.
+    (2022), Fig. 2).
 
     Ranks run from 1 (most biased) to ``n``, ties broken by ``qid``.  Columns ``[by…,] metric_a,
     metric_b, qid, rank_a, rank_b, abs_rank_difference``.

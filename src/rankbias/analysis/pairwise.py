@@ -1,12 +1,13 @@
 r"""Pairwise ranking fairness of whole runs: from a run, judgements and document statistics to
-per-query PRF/nPRF and the per-run disparity statistics (METRICS §6; Li et al., seed 004).
+per-query PRF/nPRF and the per-run disparity statistics (Li et al. (2022); choices:
+the book's Conventions page, section "Scores in pairwise ranking fairness").
 
 The kernels live in :mod:`rankbias.metrics.prf`; this module prepares their inputs and keeps
 the books, so that every query is accounted for.
 
 Clicks from judgements
 ----------------------
-Seed 004 uses the clicks of the MS MARCO training data.  Here a retrieved document is
+Li et al. (2022) use the clicks of the MS MARCO training data.  Here a retrieved document is
 *clicked* when the judgements mark it relevant (``relevance > 0``) and *non-clicked* otherwise
 — every other document of the run's top ``cutoff`` for that query, judged non-relevant or not
 judged at all.  Relevant documents the run did not retrieve take no part.  The bias label of a
@@ -164,7 +165,7 @@ def disparity_summary(table: pd.DataFrame, *, ddof: int = 0) -> pd.DataFrame:
     ``nprf_m``, ``nprf_f``; ``pd``; its parts ``mean_gap_sq = (μ_m − μ_f)²`` and
     ``var_sum = var_m + var_f`` of the nPRF values (population variances, so
     ``pd = mean_gap_sq + var_sum``); ``ts`` (standard form) and ``ts_p``, ``P(χ²₁ > ts)``, its
-    large-sample p-value.  ``ddof=0`` uses the population variances of seed 004 in ``ts``;
+    large-sample p-value.  ``ddof=0`` uses the population variances of Li et al. (2022) in ``ts``;
     ``ddof=1`` gives the usual (Welch) sample-variance statistic.  Statistics of a group without
     queries are NaN; so is ``ts`` when a group has fewer than two queries.
     """

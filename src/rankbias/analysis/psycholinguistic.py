@@ -1,4 +1,5 @@
-r"""Which psycholinguistic categories do bias metrics track?  (Seed 002 RQ3, Table 1; METRICS §8.)
+r"""Which psycholinguistic categories do bias metrics track?  (Klasnja et al. (2022), RQ3,
+Table 1.)
 
 For each query, the share of the tokens of its top-``k`` documents (``k = 10``) that fall in each
 category of a dictionary; then the Pearson correlation between each metric's per-query values and

@@ -1,4 +1,5 @@
-r"""How much do the metrics depend on the word list?  (Seed 002 RQ2, Fig. 3; METRICS.md §8.)
+r"""How much do the metrics depend on the word list?  (Klasnja et al. (2022), RQ2,
+Fig. 3.)
 
 Subsampling
 -----------
@@ -53,7 +54,7 @@ from rankbias.analysis.psycholinguistic import correlate, top_categories
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.runs import Run
-from rankbias.scoring import DEFAULT_METRICS, score_runs
+from rankbias.scoring import DEFAULT_MEASURES, score_runs
 from rankbias.text import DocStats
 
 __all__ = [
@@ -130,7 +131,7 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
 def subsampling_study(
     runs: Run | Sequence[Run],
     stats: DocStats,
-    metrics: Sequence[str] = DEFAULT_METRICS,
+    metrics: Sequence[str] = DEFAULT_MEASURES,
     cutoffs: Sequence[int] = (10,),
     fractions: Sequence[float] = DEFAULT_FRACTIONS,
     seeds: Iterable[int] = range(50),

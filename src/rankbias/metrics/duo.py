@@ -1,5 +1,6 @@
 r"""Duo: Discounted Uniformity of Opinions (Ziems et al., *Measuring and Addressing Indexical
-Bias in Information Retrieval*; seed 001 §4.2, Eq. 1, 2, 5, 6; App. A.2, A.5).  METRICS.md §5.
+Bias in Information Retrieval*, 2024: ``ziems2024indexical`` §4.2, Eq. 1, 2, 5, 6; App. A.2,
+A.5).  Choices: the book's Conventions page, section "Duo".
 
 Definition
 ----------
@@ -632,13 +633,15 @@ def polarisation_accuracy(
     *,
     method: Literal["best_sign", "per_group_majority"] = "best_sign",
 ) -> float:
-    """Share of documents whose score sign matches their perspective label (seed 001 Table 2).
+    """Share of documents whose score sign matches their perspective label (Ziems et al. (2024),
+    Table 2).
 
-    ``labels``: one of at most two distinct values per document.  ``"best_sign"`` (default,
-    METRICS §5): the better of "positive = first label, negative = second" and its swap; a score
-    of exactly 0 is right under neither.  ``"per_group_majority"``: the released
-    ``metric_validation.py`` — each label group counts ``max(#positive, #negative)`` separately,
-    so both groups may claim the same side; it is never below ``"best_sign"``.
+    ``labels``: one of at most two distinct values per document. ``"best_sign"`` (default; the
+    book's Conventions page, section "Duo"): the better of "positive = first label, negative =
+    second" and its swap; a score of exactly 0 is right under neither.
+    ``"per_group_majority"``: the released ``metric_validation.py`` — each label group counts
+    ``max(#positive, #negative)`` separately, so both groups may claim the same side; it is never
+    below ``"best_sign"``.
     """
     values = _as_scores(scores)
     label_array = np.asarray(labels)

@@ -1,22 +1,24 @@
 """FaiRR and NFaiRR: (normalised) fairness of retrieval results (Rekabsaz et al. 2021).
 
-Definition (seed 003 Eq. 1–3; ``METRICS.md`` §2).  Neutrality of a document:
+Definition (Abolghasemi et al. (2024), Eq. 1–3; choices: the book's Conventions page, sections
+"Neutrality: the threshold τ and ≤" and "The background set of NFaiRR"). Neutrality of a document:
 
 ``ω(d) = 1`` if ``Σ_g M_g(d) ≤ τ`` (default ``τ = 1``), else
 ``ω(d) = 1 − Σ_g | M_g(d) / Σ_x M_x(d) − J_g |`` with ``J_g = 1/|G|`` by default.
 
-Seed 002 writes ``< τ``; the released code and seed 003 use ``≤ τ``, the default here; the
-seed-002 reading is ``strict=True``.  For two groups ``ω ∈ [0, 1]``; with more groups and
-uniform ``J`` it can go below 0 (down to ``1 − 2(1 − 1/|G|)``).
+Klasnja et al. (2022) write ``< τ``; the released code and Abolghasemi et al. (2024) use
+``≤ τ``, the default here; the strict reading is ``strict=True``.  For two groups
+``ω ∈ [0, 1]``; with more groups and uniform ``J`` it can go below 0 (down to
+``1 − 2(1 − 1/|G|)``).
 
 ``FaiRR@k(q) = Σ_{r≤k'} ω(d_r) v_r`` with ``v_r = 1/log2(r+1)`` and ``k' = min(k, len)``;
-``IFaiRR@k(q, S)`` is the same sum over the ``min(k, |S_q|)`` most neutral documents of a
-background set ``S_q`` — the documents another run retrieved for ``q`` (as the released code,
-which does not add the scored run's own documents to ``S_q``, so NFaiRR can exceed 1 when a run
-retrieves documents more neutral than its background's), or the whole collection (seed 003's
-choice); ``NFaiRR@k(q) = FaiRR@k(q) / IFaiRR@k(q, S)``, higher = fairer.  Undefined cases:
-an empty list gives NaN; ``IFaiRR = 0`` (a background whose documents all have ``ω = 0``)
-gives NaN, never 0 or 1.
+``IFaiRR@k(q, S)`` is the same sum over the ``min(k, |S_q|)`` most neutral documents of a background
+set ``S_q`` — the documents another run retrieved for ``q`` (as the released code, which does not
+add the scored run's own documents to ``S_q``, so NFaiRR can exceed 1 when a run retrieves documents
+more neutral than its background's), or the whole collection (the choice of Abolghasemi et al.
+(2024)); ``NFaiRR@k(q) = FaiRR@k(q) / IFaiRR@k(q, S)``, higher = fairer. Undefined cases: an empty
+list gives NaN; ``IFaiRR = 0`` (a background whose documents all have ``ω = 0``) gives NaN, never 0
+or 1.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ __all__ = [
     "parse_measure",
     "parse_measures",
     "split_measure_list",
+    "split_cutoff",
     "measure_table",
 ]
 
@@ -392,20 +393,31 @@ def split_measure_list(text: str) -> list[str]:
     return items
 
 
+def split_cutoff(text: str) -> tuple[str, int | None]:
+    """``"texfair@10"`` → ``("texfair", 10)``, ``"nDCG"`` → ``("nDCG", None)``: the package's one
+    reader of the ``@k`` suffix, for registered measures and any other label (``nDCG@10``).
+
+    An ``@`` inside parentheses (``name(key=a@b)``) is not a cut-off; a cut-off that is not an
+    integer ≥ 1 is a ValueError naming the label.
+    """
+    original = text
+    text = text.strip()
+    head, at, tail = text.rpartition("@")
+    if not at or ")" in tail:
+        return text, None
+    if not tail.strip().isdigit() or int(tail) < 1:
+        raise ValueError(
+            f"measure {original!r}: bad cut-off {tail!r}; expected an integer ≥ 1 after '@'"
+        )
+    return head.strip(), int(tail)
+
+
 def parse_measure(text: str) -> MeasureRequest:
     """``"nfairr(tau=0)@10"`` → a :class:`MeasureRequest`; errors say what was expected."""
     original = text
-    text = text.strip()
-    if not text:
+    if not text.strip():
         raise ValueError("empty measure name; expected e.g. texfair@10 or nfairr(tau=0)@10")
-    cutoff = None
-    head, at, tail = text.rpartition("@")
-    if at and ")" not in tail:
-        if not tail.strip().isdigit() or int(tail) < 1:
-            raise ValueError(
-                f"measure {original!r}: bad cut-off {tail!r}; expected an integer ≥ 1 after '@'"
-            )
-        cutoff, text = int(tail), head.strip()
+    text, cutoff = split_cutoff(text)
     name, paren, rest = text.partition("(")
     name = name.strip()
     _load_families()

@@ -1,13 +1,15 @@
 r"""Pairwise ranking fairness: PRF (Beutel et al., KDD 2019), normed PRF, |ΔA-PRF| and the batch
 disparity statistics PD and TS (Li et al., *Debiasing Neural Retrieval via In-batch Balancing
-Regularization*; seed 004 Eq. 1–4 and §4).  METRICS §6.
+Regularization*, 2022: ``li2022debiasing`` Eq. 1–4 and §4).  Choices: the book's Conventions page,
+section "Scores in pairwise ranking fairness".
 
 Definitions
 -----------
 Each retrieved document ``p`` of a query has a *bias label* ``d(p) = sign(M_m(p) − M_f(p))``
-∈ {−1, 0, +1} from its group magnitudes (:func:`bias_labels`; METRICS §6.  Seed 004 Eq. 1 writes
-``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log tf(w,p)``, undefined for absent words; the project uses the
-count difference), a click label (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.
+∈ {−1, 0, +1} from its group magnitudes (:func:`bias_labels`; the book's Conventions page,
+section "Scores in pairwise ranking fairness".  Li et al. (2022) Eq. 1 writes
+``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log tf(w,p)``, undefined for absent words; the project uses
+the count difference), a click label (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.
 For group ``g ∈ {m (+1), f (−1)}`` and one query, with ``n_1^g`` clicked documents labelled ``g``
 and ``n_0`` non-clicked documents:
 
@@ -25,11 +27,11 @@ belong to neither group and are not "non-clicked" either.
 
 - ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
   clicked document of group ``g`` (and at least one non-clicked document).
-- ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (seed 004 Eq. 4 prints
+- ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Li et al. (2022) Eq. 4 prints
   ``nPRF_m`` twice; the group-specific reading is meant).  Computed through the identity
   ``PD = mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
 - ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)``, the squared Welch t-statistic, with the
-  population variances ``var = (1/n) Σ (x − μ)²`` that seed 004 defines.  The printed form
+  population variances ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
   ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
   (``form="printed"`` computes it, for comparison only).
 
@@ -252,8 +254,8 @@ def t_statistic_squared(
 ) -> float:
     """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t).
 
-    ``ddof=0``: population variances, as seed 004 defines them; ``ddof=1`` gives the usual
-    sample-variance Welch statistic.  ``form="printed"`` returns seed 004's printed
+    ``ddof=0``: population variances, as Li et al. (2022) define them; ``ddof=1`` gives the usual
+    sample-variance Welch statistic.  ``form="printed"`` returns Li et al. (2022)'s printed
     ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both variances are 0
     (``inf`` if the means differ).
     """

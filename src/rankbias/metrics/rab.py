@@ -1,12 +1,13 @@
 """RaB and ARaB: rank bias and average rank bias (Rekabsaz & Schedl 2020).
 
-Definition (seed 002 Eq. 1–3; ``METRICS.md`` §1).  Each document gets a per-group magnitude
+Definition (Klasnja et al. (2022), Eq. 1–3; choices: the book's Conventions page, sections "The
+sign of RaB and ARaB" and "The TF magnitude of RaB").  Each document gets a per-group magnitude
 ``mag_g(d)``, in one of four variants:
 
 - ``tc``: ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` (term count);
 - ``tf``: ``ln(1 + M_g(d))`` — the authors' released code, the default TF variant;
 - ``bool``: ``1[M_g(d) > 0]``;
-- ``tf_paper``: ``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` — seed 002 Eq. 2 as printed
+- ``tf_paper``: ``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` — Klasnja et al. (2022) Eq. 2 as printed
   (``Σ_w log tf(w, d)``; terms absent from ``d`` are left out because ``ln 0`` is undefined).
   It needs per-term counts.
 
@@ -16,8 +17,10 @@ For query ``q`` and cutoff ``t`` with ``t' = min(t, len(list))``:
 ``ARaB@t(q) = (1/t') Σ_{x=1..t'} RaB@x(q)``.
 
 The group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` (and their averages ``qARaB_g``) are
-returned too.  Seed 002 prints ``mag_f − mag_m``; METRICS fixes the sign as ``m − f`` (the
-released code's), so swapping the two groups flips the sign.  An empty list gives NaN.
+returned too.  The sign is ``m − f`` (positive = male-leaning); the papers and the released
+notebooks differ on it, and the book's Conventions page, section "The sign of RaB and ARaB",
+says which of their quantities is ``f − m`` and which ``m − f``.  Swapping the two groups flips
+the sign.  An empty list gives NaN.
 """
 
 from __future__ import annotations

@@ -1,38 +1,43 @@
 r"""rND and rKL: normalised discounted group-fairness measures of a ranking (Yang & Stoyanovich,
-*Measuring Fairness in Ranked Outputs*, SSDBM 2017; restated in seed 001 Eq. 1–4).  METRICS §5.
+*Measuring Fairness in Ranked Outputs*, SSDBM 2017, ``yang2017measuring``; restated in Ziems et al.
+(2024), Eq. 1–4).
 
 Definition
 ----------
 ``protected`` marks, in rank order, the ``N`` items that belong to the protected group (in
-seed 001: the documents of one perspective); ``P`` of them are protected.  At the cut points
-``i ∈ {s, 2s, 3s, …}, i ≤ N`` (step ``s``; Yang & Stoyanovich use ``s = 10``, the Pair code
-``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P/N``:
+Ziems et al. (2024): the documents of one perspective); ``P`` of them are protected.  At the cut
+points ``i ∈ {s, 2s, 3s, …}, i ≤ N`` (step ``s``; Yang & Stoyanovich use ``s = 10``, the Pair
+code ``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P/N``:
 
-- rND utility: ``|P_i − P_N|`` (seed 001 Eq. 3 without the absolute value bars that the original
-  and the released code have);
+- rND utility: ``|P_i − P_N|`` (Ziems et al. (2024) Eq. 3 without the absolute value bars that the
+  original and the released code have);
 - rKL utility: ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N))``
   ``= P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))``
-  (seed 001 Eq. 4 is the same quantity with its parentheses misplaced by the extraction).
-  ``0 · log 0 = 0``: no smoothing by default.  The public implementation (FairRank
-  ``calculaterKL``, used by Pair) replaces a prefix share of exactly 0 *or 1* by 0.001 before
-  taking logs; ``kl_smoothing="fairrank"`` reproduces that.
+  (Ziems et al. (2024) Eq. 4 is the same quantity with its parentheses misplaced by the
+  extraction).
+  ``0 · log 0 = 0``: no smoothing by default. The public implementation (FairRank ``calculaterKL``,
+  used by Pair) replaces a prefix share of exactly 0 *or 1* by 0.001 before taking logs;
+  ``kl_smoothing="fairrank"`` reproduces that.
 
 The raw value is the discounted sum ``Σ_i u(i) · d(i)``.  Two normalisations over all orderings
 with the same ``N`` and ``P`` are offered (``normalisation=``):
 
-- ``"max"`` (default, the book's choice and the public implementation's): ``raw / Z`` with ``Z``
-  the maximum.  1 = the most unfair ordering, but the fairest ordering does not score 0: no
-  ordering of a list whose protected share differs from ``P_N`` at some cut point can, e.g. the
-  fairest ordering of 3 items with 1 protected (protected second) scores ``0.568``;
+- ``"max"`` (the default; the public implementation's normalisation and the book's choice, see the
+  book's Conventions page, section "rND and rKL: normalisation"): ``raw / Z`` with ``Z`` the
+  maximum. 1 = the most unfair ordering; 0 only when the protected share of every cut point equals
+  ``P_N``, so **0 does not mean "the fairest ordering"**. With cut points at every rank
+  (``step=1``), the default discount and ``0 < P < N`` no ordering scores 0 (the share of the top 1
+  is 0 or 1), and the fairest ordering's value depends on ``N`` and ``P``: of 3 items with 1
+  protected, the fairest ordering (protected second) scores ``0.568``;
 - ``"min_max"``: ``(raw − min) / (max − min)`` (Yang & Stoyanovich 2017 Eq. 2, restated in
-  Ziems et al. 2024 Eq. 2): 0 = the fairest ordering, 1 = the most unfair; NaN when every
-  ordering has the same raw value.
+  Ziems et al. 2024 Eq. 2): 0 = a fairest ordering of these ``N`` items with ``P`` protected,
+  1 = a most unfair one; NaN when every ordering has the same raw value.
 
-Discount.  The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
-undefined at ``i = 1``.  The public implementation (FairRank ``calculateNDFairness``, used by Pair
-with cut point 1) divides by ``log2(i + 1)``, which is also METRICS §0's position discount.
-Default here: ``discount="log2(i+1)"``; ``discount="log2(i)"`` follows the paper's formula and
-skips ``i = 1`` (as Duo does).
+Discount. The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
+undefined at ``i = 1``. The public implementation (FairRank ``calculateNDFairness``, used by Pair
+with cut point 1) divides by ``log2(i + 1)``, which is also the position discount of the book's
+Conventions page, section "Position discount". Default here: ``discount="log2(i+1)"``;
+``discount="log2(i)"`` follows the paper's formula and skips ``i = 1`` (as Duo does).
 
 Exact normaliser.  The raw value depends on an ordering only through the protected counts
 ``c_i`` of its prefixes, a lattice path from ``(0, 0)`` to ``(N, P)`` whose every step adds 0 or 1

@@ -1,11 +1,11 @@
 """Ranked lists as padded matrices, position discounts and cut-off indexing.
 
-Shared by the metric kernels.  A batch of ranked lists is a matrix ``(n_queries, K)`` whose row
-``i`` holds the first ``K`` entries of query ``i``'s list (document rows, or a per-document value
-gathered through them) and ``list_lengths[i]`` says how many of them are real; the rest is
-padding.  ``METRICS.md`` §0: a cutoff ``k`` keeps the first ``k`` documents and a list shorter
-than ``k`` is used as it is, so every measure at cutoff ``k`` reads position
-``min(k, length) - 1`` of a cumulative sum — all cutoffs come from one pass.
+Shared by the metric kernels. A batch of ranked lists is a matrix ``(n_queries, K)`` whose row ``i``
+holds the first ``K`` entries of query ``i``'s list (document rows, or a per-document value gathered
+through them) and ``list_lengths[i]`` says how many of them are real; the rest is padding. the
+book's Conventions page, section "Ranked lists and cut-offs": a cutoff ``k`` keeps the first ``k``
+documents and a list shorter than ``k`` is used as it is, so every measure at cutoff ``k`` reads
+position ``min(k, length) - 1`` of a cumulative sum — all cutoffs come from one pass.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ __all__ = ["position_discount", "valid_mask", "cutoff_positions", "pad_lists", "
 
 
 def position_discount(n: int) -> np.ndarray:
-    """``v_r = 1 / log2(r + 1)`` for ranks ``r = 1..n`` (METRICS.md §0)."""
+    """``v_r = 1 / log2(r + 1)`` for ranks ``r = 1..n`` (the book's Conventions page, section
+    "Position discount")."""
     return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
 
 

@@ -1,5 +1,6 @@
 r"""Rank-biased overlap (Webber, Moffat & Zobel, *A Similarity Measure for Indefinite Rankings*,
-ACM TOIS 28(4), 2010).  METRICS §4 (used for CRBO, seed 003 §5(iii)).
+ACM TOIS 28(4), 2010; ``webber2010rbo``), used for CRBO (Abolghasemi et al. (2024),
+§5(iii)).
 
 Definition
 ----------

@@ -1,6 +1,6 @@
 """Old names of the metric registry, kept as thin aliases of :mod:`rankbias.metrics.measures`.
 
-``METRICS`` maps each historical label of the term families (``rab_tc``, ``arab_tf_f``,
+``LEGACY_LABELS`` maps each historical label of the term families (``rab_tc``, ``arab_tf_f``,
 ``nfairr``, ``texfair``, …) to a :class:`MetricSpec` view of the registered measure, whose
 ``direction`` is the measure's :class:`~rankbias.metrics.measures.HigherIs`; the constants
 ``HIGHER_FAIRER``, ``HIGHER_BIASED`` and ``SIGNED`` are members of that enumeration.  New code
@@ -24,7 +24,7 @@ from rankbias.metrics.measures import (
     parse_measure,
 )
 
-__all__ = ["Parameter", "MetricSpec", "PARAMETERS", "METRICS", "get_metric", "metric_table"]
+__all__ = ["Parameter", "MetricSpec", "PARAMETERS", "LEGACY_LABELS", "get_metric", "metric_table"]
 
 HIGHER_FAIRER = HigherIs.FAIRER
 HIGHER_BIASED = HigherIs.MORE_BIASED
@@ -71,7 +71,7 @@ def _term_family_labels() -> list[str]:
     return labels
 
 
-METRICS: dict[str, MetricSpec] = {
+LEGACY_LABELS: dict[str, MetricSpec] = {
     label: MetricSpec(label, parse_measure(label).measure) for label in _term_family_labels()
 }
 
@@ -79,9 +79,9 @@ METRICS: dict[str, MetricSpec] = {
 def get_metric(name: str) -> MetricSpec:
     """The spec of a historical label; an unknown name is a ValueError listing the known ones."""
     try:
-        return METRICS[name]
+        return LEGACY_LABELS[name]
     except KeyError:
-        raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}") from None
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(LEGACY_LABELS)}") from None
 
 
 def metric_table() -> pd.DataFrame:

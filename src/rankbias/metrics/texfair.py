@@ -1,6 +1,6 @@
 """AWRF and TExFAIR: exposure-based fairness of group representation (Abolghasemi et al.).
 
-Definitions (seed 003 Eq. 4–13; ``METRICS.md`` §3), with ``v_r = 1/log2(r+1)`` and the list
+Definitions (Abolghasemi et al. (2024), Eq. 4–13), with ``v_r = 1/log2(r+1)`` and the list
 cut at ``k' = min(k, len)``:
 
 - Term exposure (Eq. 7–8): ``TE@k(t, q) = Σ_{r≤k'} (tf(t, d_r) / |d_r|) · v_r``.  Summed over a
@@ -14,9 +14,9 @@ cut at ``k' = min(k, len)``:
   ``TExFAIR = max(TED) − TED`` (Eq. 13) with ``max(TED) = 2(1 − min_g p̂_g)`` (1 for two
   uniform groups).  No group term in the top ``k'``: ``RBDF = 0``, ``TED = 0`` and
   ``TExFAIR = max(TED)``.
-- Without RBDF (seed 003 Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p − p̂|`` and
-  ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (METRICS: reported
-  as missing, never 0 or 1).
+- Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p −
+  p̂|`` and ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (reported as
+  missing, never 0 or 1: the book's Conventions page, section "Undefined values").
 - AWRF (Eq. 4–6, Sapiezynski et al.): ``E = Σ_{r≤k'} v_r a(d_r)`` with
   ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
   ``AWRF = Δ(E / ‖E‖₁, Ê)`` with ``Δ`` the L1 distance by default (``l2``, ``jsd`` —
