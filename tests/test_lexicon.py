@@ -345,3 +345,20 @@ def test_terms_are_composed_so_a_decomposed_accent_matches_the_text(tmp_path):
     path = write(tmp_path, "Cafe\u0301,f\nhe,m\n")  # 'e' + combining acute (NFD)
     lex = read_lexicon(path)
     assert lex.terms_of("f") == ("caf\u00e9",)  # by hand: NFC, lower case
+
+
+def test_public_list_facts_stated_in_the_chapter_on_gendered_terms():
+    """The chapter "Gendered terms" describes the two public lists without loading them."""
+    if not PUBLIC.is_dir():
+        pytest.skip("public data folder absent")
+    specific = read_lexicon(PUBLIC / "rekabsaz_genderbias_ir/wordlist_genderspecific.txt")
+    raw = PUBLIC / "cpjku_fairness_retrieval_results/wordlist_gender_representative.txt"
+    representative = read_lexicon(raw)
+    ours = default_lexicon()
+    assert [len(specific.terms_of(g)) for g in ("f", "m")] == [32, 32]
+    assert [t for t in specific.terms if t not in ours] == ["godfather"]
+    assert all(ours.term_to_group[t] == g for t, g in specific.term_to_group.items() if t in ours)
+    assert [len(representative.terms_of(g)) for g in ("f", "m")] == [163, 163]
+    assert set(specific.term_to_group.items()) <= set(representative.term_to_group.items())
+    names = [line for line in raw.read_text().split() if line[0].isupper()]
+    assert len(names) == 262

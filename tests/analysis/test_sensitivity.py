@@ -15,6 +15,7 @@ from rankbias.analysis.sensitivity import (
     distribution_summary,
     lexicon_of,
     rank_stability,
+    subsample_coverage,
     subsample_stats,
     subsampling_study,
     top_category_stability,
@@ -357,3 +358,28 @@ def test_a_study_with_two_values_for_one_query_and_replicate_is_refused():
     table = study_table({(1.0, 0): [0.1, 0.2, 0.3, 0.4]})
     with pytest.raises(InputError, match="several values for one query"):
         distribution_summary(pd.concat([table, table.head(1)]))
+
+
+def test_subsample_coverage_equals_recounting_the_texts_with_each_sub_list(testbed):
+    texts, docids, stats, _ = testbed
+    table = subsample_coverage(stats, LEXICON, [0.25, 1.0], seeds=[0, 1])
+    assert len(table) == 2 * 2 * 2
+    full = table[table["fraction"] == 1.0]
+    assert (full["occurrence_share"] == 1.0).all() and (full["terms"] == 8).all()
+    totals = document_stats(texts, LEXICON).group_counts.sum(axis=0)
+    for row in table.itertuples():
+        sub = subsample(LEXICON, row.fraction, row.seed)
+        counts = document_stats(texts, sub).group_counts[:, LEXICON.groups.index(row.group)]
+        assert row.terms == len(sub.terms_of(row.group))
+        assert row.occurrences == counts.sum()
+        assert row.occurrence_share == counts.sum() / totals[LEXICON.groups.index(row.group)]
+        assert row.documents == (counts > 0).sum()
+    quarter = table[table["fraction"] == 0.25]
+    assert (quarter["terms"] == 2).all() and (quarter["occurrence_share"] < 1).all()
+
+
+def test_subsample_coverage_of_a_group_that_never_occurs_is_nan():
+    stats = document_stats(["she and her mother", "the river"], LEXICON, per_term=True)
+    table = subsample_coverage(stats, LEXICON, [0.5], seeds=[3]).set_index("group")
+    assert np.isnan(table.loc["m", "occurrence_share"])
+    assert table.loc["m", "occurrences"] == 0 and table.loc["m", "documents"] == 0

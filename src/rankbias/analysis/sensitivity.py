@@ -65,6 +65,7 @@ __all__ = [
     "distribution_summary",
     "rank_stability",
     "top_category_stability",
+    "subsample_coverage",
 ]
 
 DEFAULT_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
@@ -469,3 +470,42 @@ def top_category_stability(
     return out[["metric", "fraction", "category", "n_seeds", "in_top", "mean_rank"]].reset_index(
         drop=True
     )
+
+
+def subsample_coverage(
+    stats: DocStats,
+    lexicon: Lexicon,
+    fractions: Sequence[float],
+    seeds: Iterable[int],
+    stratified: bool = True,
+) -> pd.DataFrame:
+    """What a sub-list still sees of the collection, per fraction, seed and group.
+
+    For each ``fraction`` and ``seed``, :func:`rankbias.lexicon.subsample` draws a sub-list (the
+    draw of :func:`subsampling_study`), and :func:`subsample_stats` gives its counts.  One row
+    per fraction, seed and group: ``terms`` (kept), ``occurrences`` (of the kept terms in the
+    collection), ``occurrence_share`` (of the full list's occurrences of that group; NaN when
+    the group never occurs) and ``documents`` (documents with at least one kept term of the
+    group).  ``stats`` needs per-term counts (``per_term=True``).
+    """
+    seeds = list(seeds)
+    full = stats.group_counts.sum(axis=0)
+    rows = []
+    for fraction in fractions:
+        for seed in seeds:
+            sub = subsample(lexicon, fraction, seed, stratified=stratified)
+            counts = subsample_stats(stats, sub).group_counts
+            for j, group in enumerate(stats.groups):
+                kept = int(counts[:, j].sum())
+                rows.append(
+                    {
+                        "fraction": float(fraction),
+                        "seed": int(seed),
+                        "group": group,
+                        "terms": len(sub.terms_of(group)),
+                        "occurrences": kept,
+                        "occurrence_share": kept / full[j] if full[j] else float("nan"),
+                        "documents": int((counts[:, j] > 0).sum()),
+                    }
+                )
+    return pd.DataFrame(rows)
