@@ -19,7 +19,6 @@ from rankbias.analysis.seme import (
     PositionBasedClickModel,
     accuracy_by_question,
     attach_duo,
-    chance_accuracy,
     fit_seme,
     load_distractors,
     load_perspectives,
@@ -98,19 +97,6 @@ def test_accuracy_of_a_perfect_and_a_half_wrong_split(oracle):
     first_of_each = scrambled.groupby(["question_id", "perspective"]).head(1).index
     scrambled.loc[first_of_each, "score"] *= -1
     assert np.allclose(accuracy_by_question(scrambled)["accuracy"], 6 / 8)
-
-
-def test_chance_accuracy_by_hand():
-    # 4 + 4 documents, fair-coin signs: X ~ Bin(8, 1/2) agreements, E[max(X, 8 − X)] = 1304/256
-    assert chance_accuracy(4, 4) == pytest.approx(1304 / 256 / 8)
-    # exactly 4 positive: k ~ Hypergeom, max(2k, 8 − 2k) → (36·4 + 32·6 + 2·8) / 70
-    assert chance_accuracy(4, 4, positives=4) == pytest.approx(352 / 70 / 8)
-    assert chance_accuracy(1, 1, positives=1) == pytest.approx(1.0)
-    # every sign alike (0 or all n positive): the best sign is right for the larger side
-    assert chance_accuracy(3, 2, positives=5) == pytest.approx(3 / 5)
-    assert chance_accuracy(3, 2, positives=0) == pytest.approx(3 / 5)
-    with pytest.raises(ValueError, match="positives: expected 0…5, found 6"):
-        chance_accuracy(3, 2, positives=6)
 
 
 # ---- orderings and the three signed Duos ----------------------------------------------------

@@ -132,17 +132,14 @@ __all__ = [
     "PositionBasedClickModel",
     "accuracy_by_question",
     "attach_duo",
-    "chance_accuracy",
     "fit_seme",
     "load_distractors",
     "load_perspectives",
-    "minilm_embeddings",
     "polarisation_table",
     "power_curve",
     "read_study_responses",
     "simulate_study",
     "study_orderings",
-    "tfidf_svd_embeddings",
     "write_study_responses",
 ]
 
@@ -267,39 +264,6 @@ def load_distractors(path: str | Path | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def minilm_embeddings(texts: Sequence[str], cache_dir: str | Path | None = None, label="seme"):
-    """all-MiniLM-L6-v2 embeddings (unit length, float64) of ``texts``.
-
-    With ``cache_dir``: :func:`rankbias.retrieval.encode_cached` (a file per distinct list of
-    texts, keyed by their sha256); without: :func:`rankbias.metrics.duo.embed_texts`.
-    """
-    if cache_dir is None:
-        from rankbias.metrics.duo import embed_texts
-
-        vectors = embed_texts(list(texts))
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    from rankbias.retrieval import encode_cached, load_dense_model
-
-    return np.asarray(encode_cached(load_dense_model(), list(texts), Path(cache_dir), label), float)
-
-
-def tfidf_svd_embeddings(
-    texts: Sequence[str], *, n_components: int = 64, seed: int = 0
-) -> np.ndarray:
-    """A non-neural baseline: TF-IDF (scikit-learn defaults, English stopwords removed,
-    sublinear tf) followed by a truncated SVD (LSA) to ``n_components`` dimensions, rows
-    normalised to unit length.  Fitted on ``texts`` themselves; ``seed`` fixes the randomized
-    SVD."""
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(list(texts))
-    components = min(n_components, matrix.shape[1] - 1, matrix.shape[0] - 1)
-    reduced = TruncatedSVD(n_components=components, random_state=seed).fit_transform(matrix)
-    norms = np.linalg.norm(reduced, axis=1, keepdims=True)
-    return reduced / np.where(norms == 0, 1.0, norms)
-
-
 def polarisation_table(
     perspectives: pd.DataFrame,
     embeddings: np.ndarray,
@@ -361,29 +325,6 @@ def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
         for question, group in table.groupby("question_id", sort=True)
     ]
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
-
-
-def chance_accuracy(n_one: int, n_two: int, positives: int | None = None) -> float:
-    """Expected best-sign accuracy of scores that carry no information about the labels.
-
-    ``n_one`` / ``n_two`` documents of each perspective.  ``positives=None``: each score's sign
-    is a fair coin; otherwise a uniformly random set of ``positives`` documents is positive
-    (a centred PCA axis tends to split a question near half and half).  Exact, by summing over
-    the number of perspective-1 documents that land on the positive side.
-    """
-    from scipy import stats
-
-    n = n_one + n_two
-    if positives is None:
-        agreements = np.arange(n + 1)
-        weights = stats.binom.pmf(agreements, n, 0.5)
-        return float(np.sum(weights * np.maximum(agreements, n - agreements)) / n)
-    if not 0 <= positives <= n:
-        raise ValueError(f"positives: expected 0…{n}, found {positives}")
-    k = np.arange(0, min(n_one, positives) + 1)
-    weights = stats.hypergeom.pmf(k, n, n_one, positives)
-    hits = k + (n_two - (positives - k))
-    return float(np.sum(weights * np.maximum(hits, n - hits)) / n)
 
 
 # --------------------------------------------------------------------------------------------
