@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +18,8 @@ from hypothesis import strategies as st
 from rankbias import counterfactual as cf
 from rankbias.errors import InputError
 from rankbias.lexicon import default_pairs_path, read_pairs
-from rankbias.runs import Run, read_run
+from rankbias.runs import Run, read_run, write_run
+from rankbias.scoring import score_runs
 from rankbias.text import tokenize
 
 TERM_PAIRS = read_pairs(default_pairs_path())
@@ -304,37 +307,34 @@ def make_run(name, lists):
     return Run.from_frame(pd.DataFrame(rows, columns=["qid", "docid", "score"]), name)
 
 
+def rbo_per_query(original, counterfactual, k, p=0.9):
+    """The per-query RBO@k of the scorer (its mean over queries is CRBO)."""
+    table = score_runs(original, None, [f"rbo(p={p})@{k}"], counterfactual=counterfactual)
+    return table.set_index("qid")["value"]
+
+
 def test_crbo_identical_and_disjoint_runs():
     a = make_run("bm25", {"q1": list("abcdef"), "q2": list("xyz")})
     b = make_run("bm25", {"q1": list("ghijkl"), "q2": list("uvw")})
-    same = cf.crbo(a, a)
-    assert same["value"].to_numpy() == pytest.approx([1.0, 1.0], abs=1e-12)
-    assert cf.crbo(a, b)["value"].tolist() == [0.0, 0.0]
+    assert rbo_per_query(a, a, 6).to_numpy() == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert rbo_per_query(a, b, 6).tolist() == [0.0, 0.0]
 
 
 def test_crbo_small_case_by_hand():
     original = make_run("dense", {"q1": ["a", "b", "c", "d"], "q2": ["a", "b"]})
     counterfactual = make_run("dense", {"q1": ["b", "a", "c", "e"], "q2": ["a", "b"]})
-    table = cf.crbo(original, counterfactual, p=0.9)
+    values = rbo_per_query(original, counterfactual, 4)
     # q1: X = 0, 2, 3, 3 -> A = 0, 1, 1, .75
     # RBO_ext = .75 * .9^4 + (.1/.9) (0 * .9 + 1 * .81 + 1 * .729 + .75 * .6561) = 0.71775
-    assert table["value"].iloc[0] == pytest.approx(0.71775, abs=1e-12)
-    assert table["value"].iloc[0] == pytest.approx(
+    assert values["q1"] == pytest.approx(0.71775, abs=1e-12)
+    assert values["q1"] == pytest.approx(
         brute_force_rbo_ext(list("abcd"), list("bace"), 0.9), abs=1e-12
     )
-    assert table["value"].iloc[1] == pytest.approx(1.0, abs=1e-12)
-    assert table.columns.tolist() == ["run", "qid", "metric", "cutoff", "value"]
-    assert table["run"].tolist() == ["dense", "dense"]
-    assert table["metric"].tolist() == ["crbo", "crbo"]
-    assert table["qid"].tolist() == ["q1", "q2"]
-    assert table["cutoff"].isna().all()
-    # depth 2: [a, b] vs [b, a]: X = 0, 2 -> .81 + (.1/.9)(.81) = 0.9
-    cut = cf.crbo(original, counterfactual, p=0.9, depth=2)
-    assert cut["value"].iloc[0] == pytest.approx(0.9, abs=1e-12)
-    assert cut["cutoff"].tolist() == [2, 2]
-    summary = cf.mean_crbo(cut)
-    assert summary["value"].iloc[0] == pytest.approx((0.9 + 1.0) / 2, abs=1e-12)
-    assert summary["n_queries"].iloc[0] == 2
+    assert values["q2"] == pytest.approx(1.0, abs=1e-12)
+    # depth 2: [a, b] vs [b, a]: X = 0, 2 -> .81 + (.1/.9)(.81) = 0.9; CRBO = (0.9 + 1) / 2
+    assert rbo_per_query(original, counterfactual, 2)["q1"] == pytest.approx(0.9, abs=1e-12)
+    crbo = score_runs(original, None, ["crbo@2"], counterfactual=counterfactual)["value"]
+    assert crbo.tolist() == pytest.approx([(0.9 + 1.0) / 2], abs=1e-12)
 
 
 @settings(max_examples=100, deadline=None)
@@ -346,35 +346,8 @@ def test_crbo_small_case_by_hand():
 )
 def test_crbo_equals_brute_force(first, pool, k, p):
     first, second = list(first[:k]), list(pool[:k])
-    table = cf.crbo(make_run("r", {"q": first}), make_run("r", {"q": second}), p=p)
-    assert table["value"].iloc[0] == pytest.approx(brute_force_rbo_ext(first, second, p), abs=1e-12)
-
-
-def test_crbo_query_sets():
-    a = make_run("bm25", {"q1": list("abc"), "q2": list("def")})
-    b = make_run("bm25", {"q1": list("abc")})
-    with pytest.raises(InputError, match=r"1 only in the original \['q2'\]"):
-        cf.crbo(a, b)
-    chosen = cf.crbo(a, b, qids=["q2", "q1"])
-    assert chosen["qid"].tolist() == ["q2", "q1"]
-    assert chosen["value"].iloc[0] == 0.0  # retrieved nothing in one world
-    assert chosen["value"].iloc[1] == pytest.approx(1.0, abs=1e-12)
-    # a query neither run retrieved anything for: RBO of two empty lists is undefined
-    undefined = cf.crbo(a, b, qids=["q1", "q9", "q2"])
-    assert np.isnan(undefined["value"].iloc[1])
-    summary = cf.mean_crbo(undefined)
-    assert summary["value"].iloc[0] == pytest.approx(0.5, abs=1e-12)  # (1 + 0) / 2
-    assert summary[["n_queries", "n_undefined"]].values.tolist() == [[2, 1]]
-
-
-def test_crbo_systems_and_mean():
-    o = {"x": make_run("x", {"q": list("ab")}), "y": make_run("y", {"q": list("ab")})}
-    c = {"x": make_run("x", {"q": list("ab")}), "y": make_run("y", {"q": list("cd")})}
-    table = cf.crbo_systems(o, c)
-    means = cf.mean_crbo(table).set_index("run")["value"]
-    assert means["x"] == pytest.approx(1.0, abs=1e-12) and means["y"] == 0.0
-    with pytest.raises(InputError, match="systems differ"):
-        cf.crbo_systems(o, {"x": c["x"]})
+    value = rbo_per_query(make_run("r", {"q": first}), make_run("r", {"q": second}), k, p)["q"]
+    assert value == pytest.approx(brute_force_rbo_ext(first, second, p), abs=1e-12)
 
 
 # ---- the counterfactual testbed --------------------------------------------------------------
@@ -511,7 +484,7 @@ def test_counterfactual_runs_on_a_tiny_testbed(tmp_path, monkeypatch, dense_mode
     bm25_o = original["bm25"].restrict(kept).to_frame()
     bm25_c = runs["bm25"].to_frame()
     pd.testing.assert_frame_equal(bm25_o, bm25_c)
-    bm25_crbo = cf.crbo(original["bm25"].restrict(kept), runs["bm25"])["value"].to_numpy()
+    bm25_crbo = rbo_per_query(original["bm25"].restrict(kept), runs["bm25"], 100).to_numpy()
     np.testing.assert_allclose(bm25_crbo, 1.0, atol=1e-12)
 
     # dense: unchanged passages keep their exact scores, changed ones move
@@ -523,3 +496,71 @@ def test_counterfactual_runs_on_a_tiny_testbed(tmp_path, monkeypatch, dense_mode
     assert (joined.loc[~is_changed, "o"] == joined.loc[~is_changed, "c"]).all()
     assert (joined.loc[is_changed, "o"] != joined.loc[is_changed, "c"]).any()
     assert read_run(out / "hybrid.run").name == "hybrid"
+
+
+WORLD_COLLECTION = pd.DataFrame(
+    {
+        "docid": ["d1", "d2", "d3"],
+        "text": [
+            "She met him in Paris. The sky was blue! He left with his brother.",
+            "A city of bridges. Nothing gendered here.",
+            "Mary wrote a book? It was hers.",
+        ],
+    }
+)
+
+
+# ---- counterfactual_world: rebuilt only when its inputs change ---------------------------------
+def fake_testbed(root: Path) -> SimpleNamespace:
+    (root / "runs").mkdir(parents=True)
+    write_run(root / "runs" / "bm25.run", make_run("bm25", {"q1": ["d1", "d2"]}))
+    return SimpleNamespace(
+        path=root,
+        collection=WORLD_COLLECTION,
+        queries=pd.DataFrame({"qid": ["q1", "q2"], "query": ["city bridges", "John Smith"]}),
+        queries_sensitive=pd.DataFrame({"qid": ["s1"], "query": ["nurse"]}),
+        systems=("bm25",),
+    )
+
+
+def test_counterfactual_world_rebuilds_only_when_inputs_change(tmp_path, monkeypatch):
+    testbed = fake_testbed(tmp_path / "testbed")
+    out = tmp_path / "cf"
+    calls = []
+
+    def fake_build(testbed, out_dir, cache_dir, log, *, substitution):
+        calls.append(cache_dir)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        write_run(Path(out_dir) / "bm25.run", make_run("bm25", {"q1": ["d2", "d1"]}))
+        return cf.CounterfactualBuild(Path(out_dir), None, None, None, 7, {"bm25": 1.0}, ("bm25",))
+
+    monkeypatch.setattr(cf, "counterfactual_runs", fake_build)
+    first = cf.counterfactual_world(testbed, out, "cache", log=lambda s: None)
+    assert calls == ["cache"] and first.passages_encoded == 7
+    assert (out / cf.STAMP_FILE).exists()
+
+    second = cf.counterfactual_world(testbed, out, "cache", log=lambda s: None)
+    assert len(calls) == 1  # reused
+    assert second.seconds == {} and second.systems == ("bm25",)
+    # q2 names John, a substituted name: excluded; q1 and s1 kept
+    assert second.excluded["qid"].tolist() == ["q2"]
+    assert second.queries["qid"].tolist() == ["q1", "s1"]
+    assert second.report.n_changed == 2
+    assert second.runs()["bm25"].ranked("q1").tolist() == ["d2", "d1"]
+
+    # an original run changes -> rebuilt
+    write_run(testbed.path / "runs" / "bm25.run", make_run("bm25", {"q1": ["d1", "d3"]}))
+    cf.counterfactual_world(testbed, out, "cache", log=lambda s: None)
+    assert len(calls) == 2
+
+    # a run file of the counterfactual world is missing -> rebuilt
+    (out / "bm25.run").unlink()
+    cf.counterfactual_world(testbed, out, "cache", log=lambda s: None)
+    assert len(calls) == 3
+
+    # the collection changes -> rebuilt
+    testbed.collection = WORLD_COLLECTION.assign(
+        text=WORLD_COLLECTION["text"].str.replace("Mary", "Linda")
+    )
+    cf.counterfactual_world(testbed, out, "cache", log=lambda s: None)
+    assert len(calls) == 4

@@ -1,6 +1,6 @@
-r"""Counterfactual data substitution (CDS) and counterfactual RBO (CRBO).
+r"""Counterfactual data substitution (CDS) and the counterfactual runs that CRBO compares.
 
-``METRICS.md`` §4; seed 003 §5(iii) (Abolghasemi et al.): a ranker is run twice, on the
+abolghasemi2024texfair §5(iii): a ranker is run twice, on the
 original collection and on a *counterfactual* collection in which the gender of every gendered
 word is reversed ("he" → "she", "son" → "daughter") and given names are swapped for names of the
 other gender (Maudslay et al. 2019).  The queries are gender-neutral and are not changed.  Then
@@ -10,8 +10,10 @@ other gender (Maudslay et al. 2019).  The queries are gender-neutral and are not
 
 where ``L_q`` is the system's ranked list for ``q`` on the original collection, ``L'_q`` on the
 counterfactual one, and RBO is :func:`rankbias.metrics.rbo.rbo` — the *extrapolated* variant
-(Webber et al. 2010, Eq. 32) with persistence ``p = 0.9`` by default, on the lists cut at
-``depth`` when given.  A system that ignores gender gets 1.
+(Webber et al. 2010, Eq. 32) with persistence ``p = 0.9`` by default.  A system that ignores
+gender gets 1.  The measures ``rbo`` (per query) and ``crbo`` (per system) of
+:func:`rankbias.scoring.score_runs` compute it from a run and its counterfactual run
+(``counterfactual=``); this module builds the counterfactual collection and runs.
 
 Substitution
 ------------
@@ -19,8 +21,9 @@ A :class:`Substitution` is a one-to-one map between female and male terms built 
 files (``female,male`` per line): by default the project's gendered terms
 (``resources/gendered_terms.csv``) and given names (``resources/name_pairs.csv``, card
 ``resources/NAMES.md``), each pair used in both directions.  A *token* is what the default
-tokeniser sees (``METRICS.md`` §0): a maximal run of Unicode letters and digits
-(``[^\W_]+``), compared lower-cased.  Only whole tokens are swapped; every other character of
+tokeniser sees (the book's Conventions page, "Tokens and term counts"): a maximal run of
+Unicode letters and digits (``[^\W_]+``), compared lower-cased.  Only whole tokens are
+swapped; every other character of
 the text (spaces, punctuation, hyphens, apostrophes, line breaks) is kept exactly, and the
 swapped word takes the casing pattern of the original token:
 
@@ -89,6 +92,8 @@ differ wherever the encoder represents the swapped words differently.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections import Counter
@@ -104,7 +109,6 @@ import pandas as pd
 
 from rankbias.errors import InputError
 from rankbias.lexicon import default_pairs_path, read_pairs
-from rankbias.metrics.rbo import rbo
 from rankbias.outputs import write_table, write_text
 from rankbias.runs import Run, read_run
 from rankbias.text import TOKEN_PATTERN, tokenize
@@ -119,11 +123,10 @@ __all__ = [
     "substitute",
     "substitute_collection",
     "queries_with_terms",
-    "crbo",
-    "crbo_systems",
-    "mean_crbo",
     "CounterfactualBuild",
+    "STAMP_FILE",
     "counterfactual_runs",
+    "counterfactual_world",
 ]
 
 DEFAULT_NAMES_FILE = "name_pairs.csv"
@@ -506,93 +509,6 @@ def queries_with_terms(
     return table[table["terms"] != ""].reset_index(drop=True)
 
 
-# ---- CRBO ------------------------------------------------------------------------------------
-def crbo(
-    original: Run,
-    counterfactual: Run,
-    *,
-    p: float = 0.9,
-    depth: int | None = None,
-    qids: Iterable[str] | None = None,
-) -> pd.DataFrame:
-    """Per-query RBO between a system's original and counterfactual runs (CRBO's terms).
-
-    Returns the tidy table ``run, qid, metric, cutoff, value`` with ``metric = "crbo"``,
-    ``cutoff = depth`` (missing when the whole lists are compared) and ``run`` the original
-    run's name; :func:`mean_crbo` gives the system value.  Both runs must cover the same
-    queries unless ``qids`` chooses them.  With ``qids``, a query absent from one run has an
-    empty list there (RBO 0: nothing in common), and a query absent from both (the system
-    retrieved nothing in either world, e.g. BM25 for a query of unknown words) has the value
-    NaN: RBO of two empty lists is undefined (0/0); :func:`mean_crbo` leaves it out of the mean
-    and counts it.
-    """
-    in_original = set(original.qids.tolist())
-    in_counterfactual = set(counterfactual.qids.tolist())
-    if qids is None:
-        if in_original != in_counterfactual:
-            only_o = sorted(in_original - in_counterfactual)
-            only_c = sorted(in_counterfactual - in_original)
-            raise InputError(
-                f"runs {original.name!r} (original) and {counterfactual.name!r} "
-                f"(counterfactual) cover different queries: {len(only_o)} only in the original "
-                f"{only_o[:5]}, {len(only_c)} only in the counterfactual {only_c[:5]}; expected "
-                "the same queries, or pass qids= to choose them"
-            )
-        wanted = sorted(in_original)
-    else:
-        wanted = list(dict.fromkeys(str(q) for q in qids))
-    empty: list = []
-    values = np.empty(len(wanted), dtype=np.float64)
-    for i, qid in enumerate(wanted):
-        first = original.ranked(qid).tolist() if qid in in_original else empty
-        second = counterfactual.ranked(qid).tolist() if qid in in_counterfactual else empty
-        values[i] = rbo(first, second, p=p, depth=depth)
-    table = pd.DataFrame(
-        {
-            "run": original.name,
-            "qid": pd.Series(wanted, dtype=object),
-            "metric": "crbo",
-            "cutoff": pd.array([depth] * len(wanted), dtype="Int64"),
-            "value": values,
-        }
-    )
-    return table
-
-
-def crbo_systems(
-    original: Mapping[str, Run],
-    counterfactual: Mapping[str, Run],
-    *,
-    p: float = 0.9,
-    depth: int | None = None,
-    qids: Iterable[str] | None = None,
-) -> pd.DataFrame:
-    """:func:`crbo` for every system (the keys of both mappings must agree), one table."""
-    if set(original) != set(counterfactual):
-        raise InputError(
-            f"systems differ: original {sorted(original)}, counterfactual "
-            f"{sorted(counterfactual)}; expected the same systems"
-        )
-    chosen = None if qids is None else list(qids)
-    tables = [
-        crbo(original[s], counterfactual[s], p=p, depth=depth, qids=chosen).assign(run=s)
-        for s in original
-    ]
-    return pd.concat(tables, ignore_index=True)
-
-
-def mean_crbo(table: pd.DataFrame) -> pd.DataFrame:
-    """System-level CRBO: the mean over queries per ``run`` and ``cutoff``.
-
-    Columns ``run, metric, cutoff, value, n_queries, n_undefined``: ``n_queries`` values
-    averaged, ``n_undefined`` NaN values (queries neither run retrieved anything for) left out.
-    """
-    grouped = table.groupby(["run", "metric", "cutoff"], dropna=False, sort=False)["value"]
-    summary = grouped.agg(value="mean", n_queries="count").reset_index()
-    summary["n_undefined"] = grouped.apply(lambda v: int(v.isna().sum())).to_numpy()
-    return summary
-
-
 # ---- testbed -----------------------------------------------------------------------------------
 class _CountingEncoder:
     """Wraps a sentence-transformers model and counts the texts it is asked to encode."""
@@ -686,8 +602,9 @@ def counterfactual_runs(
     CRBO per system then compares the original runs on the queries kept::
 
         build = counterfactual_runs(testbed, out_dir)
-        table = crbo_systems(testbed.runs(), build.runs(), qids=build.queries["qid"], depth=10)
-        mean_crbo(table)
+        kept = build.queries["qid"]
+        originals = [run.restrict(kept) for run in testbed.runs().values()]
+        score_runs(originals, metrics=["crbo@10"], counterfactual=build.runs())
     """
     from rankbias import retrieval
     from rankbias.data.wikisample import Testbed, load_testbed
@@ -773,3 +690,76 @@ def counterfactual_runs(
         seconds=seconds,
         systems=tuple(timings),
     )
+
+
+#: the file beside the counterfactual runs that records the digests of their inputs
+STAMP_FILE = "inputs.json"
+
+
+# ---- the counterfactual runs, rebuilt only when needed ----------------------------------------
+def _inputs_digest(testbed, cf_texts: list[str], kept: pd.DataFrame) -> dict[str, str]:
+    """sha256 of what the counterfactual runs depend on: texts, queries, original runs."""
+
+    def sha(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    digest = {
+        "counterfactual_collection": sha("\x1e".join(cf_texts).encode("utf-8")),
+        "queries": sha(
+            "\x1e".join(
+                f"{q}\t{t}" for q, t in zip(kept["qid"], kept["query"], strict=True)
+            ).encode("utf-8")
+        ),
+    }
+    for system in testbed.systems:
+        digest[f"run {system}"] = sha((testbed.path / "runs" / f"{system}.run").read_bytes())
+    return digest
+
+
+def counterfactual_world(
+    testbed,
+    out_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    log: Callable[[str], None] = print,
+    *,
+    substitution: Substitution | None = None,
+) -> CounterfactualBuild:
+    """The testbed's counterfactual runs: reused from ``out_dir`` when still valid, else rebuilt.
+
+    The runs are valid when ``out_dir`` holds a run file for every system of the testbed and a
+    stamp (``inputs.json``) whose digests equal those of the current inputs: the substituted
+    collection, the queries run, and the original run files.  Otherwise
+    :func:`rankbias.counterfactual.counterfactual_runs` rebuilds them (``cache_dir`` is passed
+    on) and the stamp is written.  A reused build has ``seconds == {}`` and
+    ``passages_encoded == 0``; its report and query tables are recomputed (about a second).
+    """
+    substitution = substitution or default_substitution()
+    out = Path(out_dir)
+    cf_collection, report = substitute_collection(
+        testbed.collection[["docid", "text"]], substitution
+    )
+    queries = pd.concat(
+        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
+        ignore_index=True,
+    )
+    queries["qid"] = queries["qid"].astype(str)
+    excluded = queries_with_terms(queries, substitution)
+    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    digest = _inputs_digest(testbed, cf_collection["text"].tolist(), kept)
+    stamp = out / STAMP_FILE
+    systems = tuple(testbed.systems)
+    present = stamp.exists() and all((out / f"{s}.run").exists() for s in systems)
+    if present and json.loads(stamp.read_text(encoding="utf-8")) == digest:
+        log(f"counterfactual runs reused from {out} (inputs unchanged)")
+        return CounterfactualBuild(
+            out_dir=out,
+            report=report,
+            queries=kept,
+            excluded=excluded,
+            passages_encoded=0,
+            seconds={},
+            systems=systems,
+        )
+    build = counterfactual_runs(testbed, out, cache_dir, log, substitution=substitution)
+    write_text(stamp, json.dumps(digest, indent=1) + "\n")
+    return build

@@ -1,5 +1,5 @@
 r"""Does Duo predict opinion change?  The search-engine-manipulation-effect (SEME) study of
-Ziems et al. (seed 001 §5.2, Table 2, Table 3, App. A.2, A.5; METRICS.md §5 and §8).
+Ziems et al. 2024 (ziems2024indexical §5.2, Table 2, Table 3, App. A.2, A.5).
 
 The regression
 --------------
@@ -20,19 +20,21 @@ Three signed versions of the unsigned Duo of the shown ordering are computed by
 :func:`attach_duo` (the polarisation scores come from :func:`polarisation_table`):
 
 ``signed_duo``
-    The paper's App. A.2 quantity, :func:`rankbias.metrics.duo.signed_duo`: the direction of the
-    ordering *along the PCA axis* (``+1`` = the positive end of the axis comes first) times Duo.
-    The sign of a principal axis is arbitrary (here: largest loading positive), so ``+1`` means
-    perspective 1 for some questions and perspective 2 for others.
+    The paper's App. A.2 quantity :math:`\mu^+_\text{Duo}`,
+    :func:`rankbias.metrics.duo.signed_duo`: the direction of the ordering *along the PCA axis*
+    (``+1`` = the positive end of the axis comes first) times Duo.  The sign of a principal
+    axis is arbitrary (here: largest loading positive), so ``+1`` means perspective 1 for some
+    questions and perspective 2 for others.  It is the default regressor of :func:`fit_seme`
+    and :func:`power_curve`.
 ``released_signed_duo``
     What the released ``seme_experiment.py`` regressed on,
     :func:`rankbias.metrics.duo.orientation_signed_duo`: Duo times the *orientation of the axis*
     (``+1`` if at least half of the perspective-1 documents project positively).  It does not
     depend on which side the ordering puts first.
 ``aligned_signed_duo``
-    The ordering's direction times the axis orientation times Duo: ``+1`` means the ordering
-    puts the documents the axis places on perspective 1's side first.  This is the quantity the
-    opinion scale (agreement with perspective 1) can respond to, and the default regressor.
+    A variant defined by this project, not by the paper: the ordering's direction times the
+    axis orientation times Duo, so that ``+1`` means the ordering puts the documents the axis
+    places on perspective 1's side first.  It needs the perspective labels of the documents.
 
 The simulated study
 -------------------
@@ -44,20 +46,32 @@ follow a position-based click model (:class:`PositionBasedClickModel`): the resu
 ``r`` is clicked independently with probability ``α θ_r`` (examination ``θ_r``, default
 ``1/r``; attractiveness ``α``, set from a target click-through rate).  The opinion moves by
 
-.. math::  \text{shift} = \text{effect} \cdot \mathrm{Duo} \cdot d \cdot g, \qquad
+.. math::  \text{shift} = \text{effect} \cdot q \cdot g, \qquad
            o^* = o_\text{prior} + \text{shift} + \varepsilon,\ \varepsilon \sim N(0, \sigma^2)
 
-where ``d ∈ {−1, 0, +1}`` is the side the ordering favours *by the documents' true labels*
-(the sign of ``Σ_r θ_r y_r``, ``y = +1`` for perspective 1, ``−1`` for perspective 2) and
-``g = 1`` for a participant who clicked at least one result, ``g = snippet_weight`` otherwise
-(the pull of titles and snippets alone).  The posterior is ``o*`` rounded to the nearest integer
-and clipped to −3…3.  When the polarisation scores split every question correctly, ``d`` times
-Duo equals ``aligned_signed_duo``, so among clickers the regression's ``β2`` is ``effect`` up to
-the attenuation that clipping causes; where the scores misplace documents, Duo's sign and the
-documents' pull disagree and the estimate shrinks — that is what polarisation accuracy buys.
+where ``q`` is the *planted* quantity of the shown ordering (``planted``) and ``g = 1`` for a
+participant who clicked at least one result, ``g = snippet_weight`` otherwise (the pull of
+titles and snippets alone).  The posterior is ``o*`` rounded to the nearest integer and clipped
+to −3…3.  ``planted`` is one of
 
-The response file (METRICS §8)
-------------------------------
+``"signed_duo"`` (the default)
+    the paper's regressor, App. A.2: the model the paper's regression assumes, taken at its
+    word;
+``"label_side"``
+    Duo times ``d ∈ {−1, 0, +1}``, the side the ordering favours *by the documents' true
+    labels* (the sign of ``Σ_r θ_r y_r``, ``y = +1`` for perspective 1, ``−1`` for
+    perspective 2): readers pulled towards the perspective they actually read first;
+``"released_signed_duo"``, ``"aligned_signed_duo"``
+    the other two signed Duos.
+
+Whatever is planted, the regressor that *is* the planted quantity recovers ``effect`` (up to
+the attenuation clipping causes) by construction.  Note that where the polarisation scores
+split every question correctly, ``label_side`` equals ``aligned_signed_duo`` exactly, so a
+simulation planted on ``label_side`` cannot show that the aligned variant is better than the
+paper's: it only shows which quantity was planted.
+
+The response file
+-----------------
 :func:`read_study_responses` reads a UTF-8 CSV with a header and these columns (any order;
 extra columns are kept as text):
 
@@ -114,20 +128,18 @@ __all__ = [
     "DEFAULT_PRIOR_PROBABILITIES",
     "DUO_COLUMNS",
     "LIKERT_MAX",
+    "PLANTED_QUANTITIES",
     "PositionBasedClickModel",
     "accuracy_by_question",
     "attach_duo",
-    "chance_accuracy",
     "fit_seme",
     "load_distractors",
     "load_perspectives",
-    "minilm_embeddings",
     "polarisation_table",
     "power_curve",
     "read_study_responses",
     "simulate_study",
     "study_orderings",
-    "tfidf_svd_embeddings",
     "write_study_responses",
 ]
 
@@ -138,6 +150,8 @@ LIKERT_MAX = 3
 DEFAULT_PRIOR_PROBABILITIES = (0.06, 0.12, 0.17, 0.30, 0.17, 0.12, 0.06)
 #: The signed-Duo columns :func:`attach_duo` adds (see the module docstring).
 DUO_COLUMNS = ("signed_duo", "released_signed_duo", "aligned_signed_duo")
+#: The quantities :func:`simulate_study` can plant the effect on (see the module docstring).
+PLANTED_QUANTITIES = ("signed_duo", "label_side", "released_signed_duo", "aligned_signed_duo")
 CONDITIONS = ("most_biased", "most_balanced")
 
 _PERSPECTIVE_COLUMNS = ("question_id", "question", "doc_id", "perspective", "text")
@@ -250,39 +264,6 @@ def load_distractors(path: str | Path | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def minilm_embeddings(texts: Sequence[str], cache_dir: str | Path | None = None, label="seme"):
-    """all-MiniLM-L6-v2 embeddings (unit length, float64) of ``texts``.
-
-    With ``cache_dir``: :func:`rankbias.retrieval.encode_cached` (a file per distinct list of
-    texts, keyed by their sha256); without: :func:`rankbias.metrics.duo.embed_texts`.
-    """
-    if cache_dir is None:
-        from rankbias.metrics.duo import embed_texts
-
-        vectors = embed_texts(list(texts))
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    from rankbias.retrieval import encode_cached, load_dense_model
-
-    return np.asarray(encode_cached(load_dense_model(), list(texts), Path(cache_dir), label), float)
-
-
-def tfidf_svd_embeddings(
-    texts: Sequence[str], *, n_components: int = 64, seed: int = 0
-) -> np.ndarray:
-    """A non-neural baseline: TF-IDF (scikit-learn defaults, English stopwords removed,
-    sublinear tf) followed by a truncated SVD (LSA) to ``n_components`` dimensions, rows
-    normalised to unit length.  Fitted on ``texts`` themselves; ``seed`` fixes the randomized
-    SVD."""
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(list(texts))
-    components = min(n_components, matrix.shape[1] - 1, matrix.shape[0] - 1)
-    reduced = TruncatedSVD(n_components=components, random_state=seed).fit_transform(matrix)
-    norms = np.linalg.norm(reduced, axis=1, keepdims=True)
-    return reduced / np.where(norms == 0, 1.0, norms)
-
-
 def polarisation_table(
     perspectives: pd.DataFrame,
     embeddings: np.ndarray,
@@ -291,7 +272,7 @@ def polarisation_table(
     distractors: pd.DataFrame | None = None,
     distractor_embeddings: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Polarisation scores of every document, one PCA per question (METRICS §5).
+    """Polarisation scores of every document, one PCA per question (ziems2024indexical §4.2).
 
     ``embeddings``: rows aligned with ``perspectives``.  ``removal``: ``"none"``;
     ``"pooled"`` — one spurious direction from all distractors (style 1 minus style 2, as in
@@ -335,7 +316,7 @@ def polarisation_table(
 
 
 def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
-    """Polarisation accuracy (best sign assignment, seed 001 Table 2) of each question."""
+    """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
     values = [
         (
             question,
@@ -344,29 +325,6 @@ def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
         for question, group in table.groupby("question_id", sort=True)
     ]
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
-
-
-def chance_accuracy(n_one: int, n_two: int, positives: int | None = None) -> float:
-    """Expected best-sign accuracy of scores that carry no information about the labels.
-
-    ``n_one`` / ``n_two`` documents of each perspective.  ``positives=None``: each score's sign
-    is a fair coin; otherwise a uniformly random set of ``positives`` documents is positive
-    (a centred PCA axis tends to split a question near half and half).  Exact, by summing over
-    the number of perspective-1 documents that land on the positive side.
-    """
-    from scipy import stats
-
-    n = n_one + n_two
-    if positives is None:
-        agreements = np.arange(n + 1)
-        weights = stats.binom.pmf(agreements, n, 0.5)
-        return float(np.sum(weights * np.maximum(agreements, n - agreements)) / n)
-    if not 0 <= positives <= n:
-        raise ValueError(f"positives: expected 0…{n}, found {positives}")
-    k = np.arange(0, min(n_one, positives) + 1)
-    weights = stats.hypergeom.pmf(k, n, n_one, positives)
-    hits = k + (n_two - (positives - k))
-    return float(np.sum(weights * np.maximum(hits, n - hits)) / n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,12 +513,14 @@ class _Design:
     n_results: int
     duo: np.ndarray  # (Q, 2)
     regressor: np.ndarray  # (Q, 2) the signed Duo column regressed on
-    pull: np.ndarray  # (Q, 2) d = side favoured by true labels, −1/0/+1
+    planted: np.ndarray  # (Q, 2) the quantity the effect multiplies
 
 
-def _design(table: pd.DataFrame, click_model, duo_column: str) -> _Design:
+def _design(table: pd.DataFrame, click_model, duo_column: str, planted: str) -> _Design:
     if duo_column not in DUO_COLUMNS:
         raise ValueError(f"duo_column: expected one of {DUO_COLUMNS}, found {duo_column!r}")
+    if planted not in PLANTED_QUANTITIES:
+        raise ValueError(f"planted: expected one of {PLANTED_QUANTITIES}, found {planted!r}")
     orderings = study_orderings(table)
     sizes = orderings["shown"].map(len)
     if sizes.nunique() != 1:
@@ -570,7 +530,8 @@ def _design(table: pd.DataFrame, click_model, duo_column: str) -> _Design:
     n_results = int(sizes.iloc[0])
     theta = np.asarray(click_model.examination[:n_results], dtype=float)
     signs = np.array([[1.0 if y == 1 else -1.0 for y in labels] for labels in orderings["labels"]])
-    pull = np.sign(signs @ theta)
+    label_side = orderings["duo"].to_numpy() * np.sign(signs @ theta)
+    quantity = label_side if planted == "label_side" else orderings[planted].to_numpy()
     shape = (orderings["question_id"].nunique(), 2)
     return _Design(
         orderings=orderings,
@@ -578,7 +539,7 @@ def _design(table: pd.DataFrame, click_model, duo_column: str) -> _Design:
         n_results=n_results,
         duo=orderings["duo"].to_numpy().reshape(shape),
         regressor=orderings[duo_column].to_numpy().reshape(shape),
-        pull=pull.reshape(shape),
+        planted=quantity.reshape(shape),
     )
 
 
@@ -609,7 +570,7 @@ def _draw(
     )
     clicked = clicks.any(axis=2)
     gate = np.where(clicked, 1.0, snippet_weight)
-    shift = effect * design.duo[question, condition] * design.pull[question, condition] * gate
+    shift = effect * design.planted[question, condition] * gate
     latent = prior + shift + rng.normal(scale=noise_sd, size=shape)
     posterior = np.clip(np.rint(latent), -LIKERT_MAX, LIKERT_MAX).astype(int)
     regressor = design.regressor[question, condition]
@@ -637,12 +598,15 @@ def simulate_study(
     prior_probabilities: Sequence[float] = DEFAULT_PRIOR_PROBABILITIES,
     noise_sd: float = 1.0,
     snippet_weight: float = 0.0,
+    planted: str = "signed_duo",
 ) -> pd.DataFrame:
     """A simulated SEME study (see the module docstring for the model).
 
     ``table``: polarisation scores of the documents (:func:`polarisation_table`), which decide
     the orderings shown.  ``click_model`` or ``click_through`` (the share of participants who
-    click at least once under the default ``1/r`` examination; default 0.5).
+    click at least once under the default ``1/r`` examination; default 0.5).  ``planted``: the
+    quantity the effect is planted on, one of :data:`PLANTED_QUANTITIES` (default the paper's
+    signed Duo).
 
     Returns one row per participant with the public study's fields (``participant_id`` =
     ``<corpus>-p<number>``, ``corpus,
@@ -654,7 +618,7 @@ def simulate_study(
     rng = np.random.default_rng(seed)
     n_results = table.groupby("question_id").size().max()
     model = _default_click_model(click_model, click_through, int(n_results))
-    design = _design(table, model, "aligned_signed_duo")
+    design = _design(table, model, "signed_duo", planted)
     question, condition, prior, posterior, clicks, _, _ = _draw(
         design, 1, n_participants, effect, model, rng, prior_probabilities, noise_sd, snippet_weight
     )
@@ -678,6 +642,7 @@ def simulate_study(
     for column in DUO_COLUMNS:
         frame[column] = rows[column]
     frame.attrs["click_model"] = model
+    frame.attrs["planted"] = planted
     return frame
 
 
@@ -727,15 +692,17 @@ def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
 def fit_seme(
     responses: pd.DataFrame,
     *,
-    duo_column: str = "aligned_signed_duo",
+    duo_column: str = "signed_duo",
     robust: bool = False,
     alpha: float = 0.05,
     combined: bool = False,
 ) -> pd.DataFrame:
-    """Seed 001 Table 3: OLS ``posterior ~ prior + signed_duo`` per corpus and behaviour.
+    """Table 3 of ziems2024indexical: OLS ``posterior ~ prior + signed Duo`` per corpus and
+    behaviour.
 
     ``responses``: one row per participant with ``corpus, prior, posterior, n_clicked`` and
-    the signed Duo column ``duo_column`` (:func:`attach_duo`).  Behaviour ``all`` uses every
+    the signed Duo column ``duo_column`` (:func:`attach_duo`; default ``signed_duo``, the
+    paper's App. A.2 regressor).  Behaviour ``all`` uses every
     participant, ``clicked`` those with at least one click.  ``robust=True`` uses HC3
     heteroskedasticity-consistent standard errors (MacKinnon & White 1985), otherwise the
     classical ones.  ``combined=True`` adds rows for all corpora pooled (corpus ``combined``).
@@ -968,16 +935,18 @@ def power_curve(
     n_replicates: int = 500,
     seed: int = 0,
     alpha: float = 0.05,
-    duo_column: str = "aligned_signed_duo",
+    duo_column: str = "signed_duo",
     prior_probabilities: Sequence[float] = DEFAULT_PRIOR_PROBABILITIES,
     noise_sd: float = 1.0,
     snippet_weight: float = 0.0,
+    planted: str = "signed_duo",
 ) -> pd.DataFrame:
     """Detection probability of β2 at level ``alpha`` by repeated simulation.
 
     For each ``N`` (participants in the study, clickers and non-clickers) and click-through
-    rate, ``n_replicates`` studies are simulated (:func:`simulate_study`'s model) and each is
-    fitted on ``all`` participants and on those who ``clicked``.  A replicate whose subset is
+    rate, ``n_replicates`` studies are simulated (:func:`simulate_study`'s model, the effect
+    planted on ``planted``) and each is regressed on ``duo_column``,
+    on ``all`` participants and on those who ``clicked``.  A replicate whose subset is
     too small (fewer than 4) or has no variation in the regressor counts as *not detected*.
 
     Returns a tidy table ``n, click_through, behaviour, power, n_used, undefined,
@@ -989,7 +958,7 @@ def power_curve(
     rows = []
     for rate in click_through_rates:
         model = PositionBasedClickModel.for_click_through(rate, n_results)
-        design = _design(table, model, duo_column)
+        design = _design(table, model, duo_column, planted)
         for n in n_values:
             _, _, prior, posterior, _, clicked, regressor = _draw(
                 design, n_replicates, int(n), effect, model, rng,

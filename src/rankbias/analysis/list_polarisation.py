@@ -1,0 +1,148 @@
+"""Polarisation scores of ranked lists, and Duo per (run, query) from them.
+
+When a collection has no perspective documents to fit Duo's principal axis on
+(ziems2024indexical §4.2), the fit set of each ranked list is the list itself: the embeddings of
+its top ``cutoff`` documents (the book's Conventions page, "Duo").  The scores then depend on the
+run and the cut-off, so they are computed per run and handed to
+:func:`rankbias.scoring.score_runs`, which computes Duo like every other registered measure.
+
+- :func:`passage_embeddings`: the testbed's cached passage embeddings.
+- :func:`list_polarisation`: the polarisation scores of one ranked list.
+- :func:`run_polarisation`: the tidy ``qid, docid, score`` table of one run's lists.
+- :func:`duo_per_query`: Duo-family measures per (run, query) through ``score_runs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rankbias.metrics.duo import polarisation_scores
+from rankbias.runs import Run
+from rankbias.scoring import score_runs
+
+__all__ = ["duo_per_query", "list_polarisation", "passage_embeddings", "run_polarisation"]
+
+
+class _DenseModelOnDemand:
+    """Stands in for the dense model; loads it only if something has to be encoded."""
+
+    def encode(self, texts, **options):
+        from rankbias.retrieval import load_dense_model
+
+        return load_dense_model().encode(texts, **options)
+
+
+def passage_embeddings(testbed) -> tuple[np.ndarray, pd.Index]:
+    """``(embeddings, docids)``: row ``i`` of ``embeddings`` embeds passage ``docids[i]``.
+
+    The vectors are the dense system's (all-MiniLM-L6-v2, unit length), read from the testbed's
+    cache (``<testbed>/cache``); the model is loaded only when the cache lacks them.
+    """
+    from rankbias.retrieval import encode_cached
+
+    texts = testbed.collection["text"].tolist()
+    vectors = encode_cached(_DenseModelOnDemand(), texts, testbed.path / "cache", "passages")
+    return np.asarray(vectors, dtype=np.float64), pd.Index(testbed.collection["docid"])
+
+
+def list_polarisation(
+    ranked: Sequence[str], embeddings: np.ndarray, docids: pd.Index, *, where: str = "list"
+) -> np.ndarray:
+    """Polarisation scores of the ranked documents ``ranked``, in rank order.
+
+    One-component PCA fitted on the list's own embeddings (``embeddings[i]`` embeds
+    ``docids[i]``); a document without an embedding is an error naming ``where``.
+    """
+    positions = docids.get_indexer(np.asarray(ranked, dtype=object))
+    if (positions < 0).any():
+        missing = np.asarray(ranked, dtype=object)[positions < 0][0]
+        raise ValueError(
+            f"{where}: document {missing!r} has no embedding; "
+            "expected every ranked document in the collection"
+        )
+    return polarisation_scores(embeddings[positions])
+
+
+def run_polarisation(
+    run: Run,
+    qids: Sequence[str],
+    embeddings: np.ndarray,
+    docids: pd.Index,
+    *,
+    cutoff: int,
+    min_docs: int = 3,
+) -> pd.DataFrame:
+    """Polarisation scores of the top ``cutoff`` documents of each of ``run``'s lists.
+
+    Columns ``qid, docid, score``, one PCA per list.  A query the run lacks, or whose list has
+    fewer than ``min_docs`` documents (Duo is 0.5 for every ordering of one or two), is not
+    scored; it is listed in ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``.
+    """
+    if cutoff < 1:
+        raise ValueError(f"cutoff: expected a positive integer, found {cutoff}")
+    present = set(run.qids.tolist())
+    frames, skipped = [], []
+    for qid in qids:
+        if qid not in present:
+            skipped.append({"run": run.name, "qid": qid, "n_docs": 0, "reason": "no ranked list"})
+            continue
+        ranked = run.ranked(qid)[:cutoff]
+        if ranked.size < min_docs:
+            reason = f"fewer than {min_docs} documents"
+            skipped.append(
+                {"run": run.name, "qid": qid, "n_docs": int(ranked.size), "reason": reason}
+            )
+            continue
+        scores = list_polarisation(
+            ranked, embeddings, docids, where=f"run {run.name!r}, query {qid}"
+        )
+        frames.append(pd.DataFrame({"qid": qid, "docid": ranked, "score": scores}))
+    columns = ["qid", "docid", "score"]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    table.attrs["skipped"] = skipped
+    return table
+
+
+def duo_per_query(
+    runs: Mapping[str, Run],
+    qids: Sequence[str],
+    embeddings: np.ndarray,
+    docids: pd.Index,
+    *,
+    cutoff: int = 10,
+    metrics: Sequence[str] = ("duo",),
+    min_docs: int = 3,
+) -> pd.DataFrame:
+    """Duo-family ``metrics`` at ``cutoff`` for each run and query, via ``score_runs``.
+
+    ``runs``: name → :class:`~rankbias.runs.Run` (the name is the ``run`` column); the
+    polarisation scores of each list are :func:`run_polarisation`'s (fitted on the list's top
+    ``cutoff`` documents).  ``metrics``:
+    registered measures that need polarisation scores (``rankbias metrics``), e.g. ``"duo"``,
+    ``"duo(variance=global)"``, ``"signed_duo"``.  Returns ``score_runs``'s tidy columns
+    ``run, qid, metric, cutoff, value``; queries not scored are in ``attrs["skipped"]``.
+    """
+    frames, skipped = [], []
+    for name, run in runs.items():
+        polarisation = run_polarisation(
+            run, qids, embeddings, docids, cutoff=cutoff, min_docs=min_docs
+        )
+        skipped.extend(polarisation.attrs["skipped"])
+        scored = list(dict.fromkeys(polarisation["qid"]))
+        if not scored:
+            continue
+        frames.append(
+            score_runs(
+                run.restrict(scored).cut(cutoff),
+                metrics=list(metrics),
+                cutoffs=[cutoff],
+                polarisation=polarisation,
+            ).assign(run=name)
+        )
+    columns = ["run", "qid", "metric", "cutoff", "value"]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    table.attrs = {"skipped": skipped}
+    return table

@@ -1,0 +1,82 @@
+"""Tests of rankbias.analysis.list_polarisation; expected values are worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.analysis.list_polarisation import (
+    duo_per_query,
+    list_polarisation,
+    run_polarisation,
+)
+from rankbias.runs import Run
+
+# Embeddings on the x axis at 3, 0 and -3 (documents a, b, c): the PCA axis is (1, 0) (largest
+# loading made positive), the centre is (0, 0), so the scores are 3, 0 and -3.
+DOCIDS = pd.Index(["a", "b", "c", "d", "e"])
+EMBEDDINGS = np.array([[3.0, 0.0], [0.0, 0.0], [-3.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+
+
+def make_run(name: str, lists: dict[str, list[str]]) -> Run:
+    rows = [
+        (qid, docid, float(len(docids) - rank))
+        for qid, docids in lists.items()
+        for rank, docid in enumerate(docids)
+    ]
+    return Run.from_frame(pd.DataFrame(rows, columns=["qid", "docid", "score"]), name)
+
+
+def test_duo_per_query_hand_example():
+    # n = 3: the only cut point is i = 2, so DCV = u(2), the variance of the first two scores.
+    # Pairs: {3, 0} -> 2.25, {0, -3} -> 2.25, {3, -3} -> 9 (prefix variance).  Ranking a, b, c
+    # has u(2) = 2.25 = min -> Duo 1; ranking a, c, b has u(2) = 9 = max -> Duo 0.
+    # Global variant (mean 0): u(2) = mean of squares: {3,0} 4.5, {0,-3} 4.5, {3,-3} 9 -> same.
+    run = make_run("sys", {"q1": ["a", "b", "c"], "q2": ["a", "c", "b"]})
+    table = duo_per_query(
+        {"sys": run}, ["q1", "q2"], EMBEDDINGS, DOCIDS, metrics=["duo", "duo(variance=global)"]
+    )
+    assert list(table.columns) == ["run", "qid", "metric", "cutoff", "value"]
+    values = table.set_index(["qid", "metric"])["value"]
+    assert values[("q1", "duo")] == pytest.approx(1.0)
+    assert values[("q2", "duo")] == pytest.approx(0.0)
+    assert values[("q1", "duo(variance=global)")] == pytest.approx(1.0)
+    assert values[("q2", "duo(variance=global)")] == pytest.approx(0.0)
+    assert set(table["cutoff"]) == {10} and set(table["run"]) == {"sys"}
+    assert table.attrs["skipped"] == []
+
+
+def test_duo_per_query_cutoff_and_skips():
+    run = make_run("sys", {"q1": ["a", "c", "b", "d"], "short": ["a", "b"]})
+    table = duo_per_query({"sys": run}, ["q1", "short", "absent"], EMBEDDINGS, DOCIDS, cutoff=3)
+    assert set(table["qid"]) == {"q1"}
+    # the cut list is a, c, b: Duo 0 as in the hand example above
+    assert table["value"].tolist() == pytest.approx([0.0])
+    skipped = pd.DataFrame(table.attrs["skipped"]).set_index("qid")
+    assert skipped.loc["short", "n_docs"] == 2
+    assert "fewer than 3" in skipped.loc["short", "reason"]
+    assert skipped.loc["absent", "reason"] == "no ranked list"
+
+
+def test_polarisation_is_fitted_on_the_cut_list():
+    # a, c, b, d cut at 3: the PCA sees a, c, b only, so d has no score and the scores are the
+    # x coordinates 3, -3, 0 (d at (1, 1) would tilt the axis)
+    run = make_run("sys", {"q1": ["a", "c", "b", "d"]})
+    table = run_polarisation(run, ["q1"], EMBEDDINGS, DOCIDS, cutoff=3)
+    assert table["docid"].tolist() == ["a", "c", "b"]
+    assert table["score"].tolist() == pytest.approx([3.0, -3.0, 0.0])
+
+
+def test_unknown_document_is_an_error_naming_run_and_query():
+    run = make_run("sys", {"q1": ["a", "b", "zzz"]})
+    with pytest.raises(ValueError, match="run 'sys', query q1: document 'zzz'"):
+        duo_per_query({"sys": run}, ["q1"], EMBEDDINGS, DOCIDS)
+
+
+def test_list_polarisation_hand_scores():
+    # x coordinates 3, 0, -3 around their mean 0 on the axis (1, 0): the scores themselves
+    assert list_polarisation(["a", "b", "c"], EMBEDDINGS, DOCIDS) == pytest.approx([3, 0, -3])
+    assert list_polarisation(["c", "b", "a"], EMBEDDINGS, DOCIDS) == pytest.approx([-3, 0, 3])
+    with pytest.raises(ValueError, match="my list: document 'x'"):
+        list_polarisation(["a", "x"], EMBEDDINGS, DOCIDS, where="my list")
