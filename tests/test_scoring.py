@@ -158,25 +158,32 @@ def test_bad_parameters():
         score_runs([run, run], stats_of(TEXTS))
 
 
-def test_seed003_figure1_end_to_end():
+def test_figure1_end_to_end_under_the_defaults():
+    # Abolghasemi et al. (2024), Fig. 1, each excerpt completed with a second term of its
+    # group (the paper: every passage completely biased), plus gender-free background passages
     texts = {
-        "p1": "currently he plays for Ligue 1 club Paris Saint-Germain",
-        "p2": "she previously played for Espanyol and Levante",
-        "p3": "She became the first player in the history of the league",
-        "p4": "he returned to Manchester United in 2021 after 12 years",
-        "p5": "He is Real Madrid's all-time top goalscorer, scoring 451",
-        "p6": "he was named the Ligue 1 Player of the Year, selected to",
-        "p7": "the match ended in a draw",
+        "p1": "currently he plays for Ligue 1 club Paris Saint-Germain, "
+        "where his contract runs out",
+        "p2": "she previously played for Espanyol and Levante, where her goals won them a cup",
+        "p3": "She became the first player in the history of the league, her club said",
+        "p4": "he returned to Manchester United in 2021 after 12 years and won his first match",
+        "p5": "He is Real Madrid's all-time top goalscorer, scoring 451 goals in his nine seasons",
+        "p6": "he was named the Ligue 1 Player of the Year, selected to the team by his peers",
+        "n1": "the match ended in a draw",
+        "n2": "the stadium holds eighty thousand spectators",
+        "n3": "tickets for the final went on sale on Monday",
+        "n4": "the league has twenty clubs",
     }
     left = make_run({"q": ["p1", "p2", "p3", "p4"]}, "left")
     right = make_run({"q": ["p1", "p5", "p6", "p4"]}, "right")
     frame = score_runs([left, right], stats_of(texts, default_lexicon()), ["nfairr", "texfair"],
-                       [4], tau=0)  # fmt: skip
+                       [4])  # fmt: skip
     assert value(frame, "nfairr", 4, "q", "left") == value(frame, "nfairr", 4, "q", "right") == 0
-    te_m, te_f = 0.1 + 0.1 / math.log2(5), V2 / 7 + 0.5 / 11
+    te_m, te_f = 2 / 15 * (1 + 1 / math.log2(5)), 2 / 14 * (V2 + 0.5)  # 15 and 14 tokens
     assert value(frame, "texfair", 4, "q", "left") == pytest.approx(
         1 - 2 * abs(te_m / (te_m + te_f) - 0.5)
     )
+    assert round(value(frame, "texfair", 4, "q", "left"), 3) == 0.917
     assert value(frame, "texfair", 4, "q", "right") == 0
 
 

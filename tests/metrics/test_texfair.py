@@ -23,18 +23,27 @@ from rankbias.text import document_stats
 
 V2, V3, V4 = 1 / math.log2(3), 1 / math.log2(4), 1 / math.log2(5)
 
-# Abolghasemi et al. (2024), Fig. 1: "who is the best football player"; the passages as printed.
+# Abolghasemi et al. (2024), Fig. 1: "who is the best football player".  The figure prints
+# excerpts with one pronoun each; the paper says every passage is completely biased to one
+# group (unbiasedness 0).  Under the defaults (tau = 1, <=) that takes two terms of one group,
+# so each excerpt is completed with a clause carrying a second one (as chapter 05 does).
 FIG1_LEFT = [
-    "currently he plays for Ligue 1 club Paris Saint-Germain",
-    "she previously played for Espanyol and Levante",
-    "She became the first player in the history of the league",
-    "he returned to Manchester United in 2021 after 12 years",
+    "currently he plays for Ligue 1 club Paris Saint-Germain, where his contract runs out",
+    "she previously played for Espanyol and Levante, where her goals won them a cup",
+    "She became the first player in the history of the league, her club said",
+    "he returned to Manchester United in 2021 after 12 years and won his first match",
 ]
 FIG1_RIGHT = [
-    "currently he plays for Ligue 1 club Paris Saint-Germain",
-    "He is Real Madrid's all-time top goalscorer, scoring 451",
-    "he was named the Ligue 1 Player of the Year, selected to",
-    "he returned to Manchester United in 2021 after 12 years",
+    FIG1_LEFT[0],
+    "He is Real Madrid's all-time top goalscorer, scoring 451 goals in his nine seasons",
+    "he was named the Ligue 1 Player of the Year, selected to the team of the season by his peers",
+    FIG1_LEFT[3],
+]
+FIG1_FILLERS = [
+    "the match ended in a draw",
+    "the stadium holds eighty thousand spectators",
+    "tickets for the final went on sale on Monday",
+    "the league has twenty clubs",
 ]
 
 
@@ -50,34 +59,33 @@ def ranked(docs):
     return counts, lengths, np.array([len(d) for d in docs])
 
 
-def test_seed003_figure1_nfairr_zero_texfair_separates():
-    texts = FIG1_LEFT + FIG1_RIGHT[1:3] + ["the match ended in a draw"]
+def test_figure1_under_the_defaults_nfairr_zero_texfair_separates():
+    texts = FIG1_LEFT + FIG1_RIGHT[1:3] + FIG1_FILLERS
     stats = document_stats(texts, default_lexicon())
-    # tokens: left 10, 7, 11, 10; right's new passages 11 ("he is real madrid s all time top
-    # goalscorer scoring 451") and 12 ("he was named the ligue 1 player of the year selected to")
-    assert stats.lengths.tolist() == [10, 7, 11, 10, 11, 12, 6]
-    assert stats.group_counts.tolist() == [[0, 1], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1], [0, 0]]
+    # tokens, counted by hand: 'ligue 1', 'saint-germain' -> 'saint', 'germain', 'real madrid s'
+    assert stats.lengths.tolist() == [15, 14, 14, 15, 16, 20, 6, 6, 9, 5]
+    expected_counts = [[0, 2], [2, 0], [2, 0], [0, 2], [0, 2], [0, 2]] + [[0, 0]] * 4
+    assert stats.group_counts.tolist() == expected_counts
     rows = np.array([[0, 1, 2, 3], [0, 4, 5, 3]])
     counts, lengths = stats.group_counts[rows], stats.lengths[rows]
-    # Each passage is "completely biased to one group" (ω = 0) only if one term exceeds τ:
-    # the printed excerpts hold a single pronoun each, so τ = 0 reproduces the figure.
-    omega = neutrality(stats.group_counts, tau=0)
-    assert omega.tolist() == [0, 0, 0, 0, 0, 0, 1]
+    omega = neutrality(stats.group_counts)  # the defaults: tau = 1 and <=
+    assert omega.tolist() == [0] * 6 + [1] * 4  # two terms of one group: completely biased
     f = fairr_at_cutoffs(omega[rows], np.array([4, 4]), [4])
-    n = nfairr(f, ideal_fairr_collection(omega, [4]))
-    assert n.tolist() == [[0.0], [0.0]]  # NFaiRR = 0 for both lists
+    ideal = ideal_fairr_collection(omega, [4])
+    np.testing.assert_allclose(ideal, [1 + V2 + V3 + V4])  # the four fillers on top
+    assert nfairr(f, ideal).tolist() == [[0.0], [0.0]]  # NFaiRR = 0 for both lists
     out = term_exposure_family(counts, lengths, np.array([4, 4]), [4])
-    te_m = 1 / 10 * 1 + 1 / 10 * V4  # 'he' in passages 1 and 4 (10 tokens each)
-    te_f = 1 / 7 * V2 + 1 / 11 * V3  # 'she' in passages 2 (7 tokens) and 3 (11 tokens)
-    p_m = te_m / (te_m + te_f)  # = 0.5134...
+    te_m = 2 / 15 * (1 + V4)  # 2 male terms in passages 1 and 4 (15 tokens each)
+    te_f = 2 / 14 * (V2 + V3)  # 2 female terms in passages 2 and 3 (14 tokens each)
+    p_m = te_m / (te_m + te_f)  # = 0.541434
     np.testing.assert_allclose(out["p"][0, 0], [1 - p_m, p_m])
     np.testing.assert_allclose(out["rbdf"][:, 0], [1, 1])  # every passage is representative
-    np.testing.assert_allclose(out["texfair"][0, 0], 1 - 2 * abs(p_m - 0.5))  # ≈ 0.973
-    np.testing.assert_allclose(out["texfair"][1, 0], 0.0)  # all exposure on 'm'
-    assert out["texfair"][0, 0] > 0.97 and out["texfair"][1, 0] == 0
-    # AWRF: a = (0,1), (1,0), (1,0), (0,1) -> E_f = v2 + v3 of 1 + v2 + v3 + v4
-    e_f = (V2 + V3) / (1 + V2 + V3 + V4)
-    np.testing.assert_allclose(awrf(counts, np.array([4, 4]), [4])[:, 0], [2 * abs(e_f - 0.5), 1])
+    np.testing.assert_allclose(out["texfair"][0, 0], 1 - 2 * abs(p_m - 0.5))
+    assert round(float(out["texfair"][0, 0]), 3) == 0.917
+    assert out["texfair"][1, 0] == 0  # all exposure on 'm'
+    # AWRF: the male share of exposure (1 + v4) / (1 + v2 + v3 + v4), at L1 distance from 1/2
+    e_m = (1 + V4) / (1 + V2 + V3 + V4)
+    np.testing.assert_allclose(awrf(counts, np.array([4, 4]), [4])[:, 0], [2 * abs(e_m - 0.5), 1])
 
 
 def test_rbdf_ted_by_hand():
