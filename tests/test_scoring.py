@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
 from rankbias.runs import Run, read_run
-from rankbias.scoring import score_runs
+from rankbias.scoring import mean_per_system, score_runs
 from rankbias.text import document_stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -428,7 +428,6 @@ def test_per_list_measures_equal_their_functions_called_on_each_prefix():
 
 
 def test_mean_per_system_by_hand():
-    from rankbias.scoring import mean_per_system
 
     nan = float("nan")
     table = pd.DataFrame(
@@ -464,3 +463,33 @@ def test_mean_per_system_by_hand():
     assert by_run.loc["a", "value"] == 0.5 and by_run.loc["a", "n_undefined"] == 2
     with pytest.raises(InputError, match=r"lacks column\(s\) \['cutoff'\]"):
         mean_per_system(table.drop(columns="cutoff"))
+
+
+def test_mean_per_system_counts_defined_and_undefined_values():
+    frame = pd.DataFrame(
+        {
+            "run": ["x", "x", "x", "y", "y"],
+            "metric": ["m"] * 5,
+            "cutoff": [10] * 5,
+            "value": [0.2, np.nan, 0.6, np.nan, np.nan],
+        }
+    )
+    out = mean_per_system(frame).set_index("run")
+    assert out.loc["x", "value"] == pytest.approx(0.4)
+    assert out.loc["x", "n_queries"] == 2 and out.loc["x", "n_undefined"] == 1
+    assert np.isnan(out.loc["y", "value"])
+    assert out.loc["y", "n_queries"] == 0 and out.loc["y", "n_undefined"] == 2
+
+
+def test_mean_per_system_by_other_columns_keeps_first_appearance_order():
+    frame = pd.DataFrame(
+        {
+            "set": ["b", "a", "b", "a"],
+            "run": ["r", "r", "s", "s"],
+            "value": [1.0, 2.0, 4.0, 8.0],
+        }
+    )
+    out = mean_per_system(frame, ["set"])
+    assert out["set"].tolist() == ["b", "a"]
+    assert out["value"].tolist() == [2.5, 5.0]
+    assert out["n_queries"].tolist() == [2, 2] and out["n_undefined"].tolist() == [0, 0]

@@ -51,14 +51,24 @@ def test_bias_levels_follow_the_registry_directions():
 
 
 def test_bias_levels_of_a_metric_outside_the_registry_follow_the_given_direction():
-    table = tidy({"duo": np.array([0.25, -0.5]), "ted": np.array([0.3, 0.1])})
-    directions = {"duo": "signed"}
-    out = bias_levels(table, ["duo", "ted"], directions).set_index(["metric", "qid"])["bias"]
-    assert out["duo", "q0000"] == pytest.approx(0.25)
-    assert out["duo", "q0001"] == pytest.approx(0.5)  # |−0.5|
+    table = tidy({"own": np.array([0.25, -0.5]), "ted": np.array([0.3, 0.1])})
+    directions = {"own": "signed"}
+    out = bias_levels(table, ["own", "ted"], directions).set_index(["metric", "qid"])["bias"]
+    assert out["own", "q0000"] == pytest.approx(0.25)
+    assert out["own", "q0001"] == pytest.approx(0.5)  # |−0.5|
     assert out["ted", "q0000"] == pytest.approx(0.3)
-    with pytest.raises(ValueError, match="'duo' is not in the registry"):
-        bias_levels(table, ["duo"])
+    with pytest.raises(ValueError, match="'own' is not in the registry"):
+        bias_levels(table, ["own"])
+
+
+def test_directions_of_every_registered_fairness_measure_come_from_the_registry():
+    # Duo, rND and rKL: higher = more biased; CRBO: higher = fairer; signed Duo: signed
+    assert [bias_direction(m) for m in ("duo", "rnd", "rkl@10")] == ["biased"] * 3
+    assert bias_direction("crbo(p=0.9)@10") == "fairer"
+    assert bias_direction("signed_duo") == "signed"
+    table = tidy({"duo": np.array([0.25, 0.75])})
+    out = bias_levels(table, ["duo"]).set_index(["metric", "qid"])["bias"]
+    assert out["duo", "q0001"] == pytest.approx(0.75)  # as is
 
 
 def test_non_fairness_entries_and_unknown_metrics_are_refused_unless_directed():
@@ -66,8 +76,9 @@ def test_non_fairness_entries_and_unknown_metrics_are_refused_unless_directed():
         with pytest.raises(ValueError, match="no bias level"):
             bias_direction(name)
     with pytest.raises(ValueError, match="not in the registry"):
-        bias_direction("duo")
-    assert bias_direction("duo", {"duo": "biased"}) == "biased"
+        bias_direction("own")
+    assert bias_direction("own", {"own": "biased"}) == "biased"
+    assert bias_direction("duo", {"duo": "signed"}) == "signed"  # a given direction comes first
     with pytest.raises(ValueError, match="expected one of"):
         bias_direction("duo", {"duo": "up"})
 

@@ -34,8 +34,7 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.measures import split_cutoff
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS
+from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -74,12 +73,12 @@ def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: 
         return bool(overrides[label])
     if overrides and metric in overrides:
         return bool(overrides[metric])
-    spec = LEGACY_LABELS.get(metric)
-    if spec is None:
+    direction = higher_is(metric)
+    if direction is None:
         return True  # effectiveness measures (ir_measures): higher is better
-    if spec.direction == HIGHER_FAIRER:
+    if direction == HigherIs.FAIRER:
         return True
-    if spec.direction == HIGHER_BIASED:
+    if direction == HigherIs.MORE_BIASED:
         return False
     return None
 

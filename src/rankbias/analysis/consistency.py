@@ -72,7 +72,7 @@ import pandas as pd
 from scipy import stats
 
 from rankbias.errors import InputError
-from rankbias.metrics.registry import HIGHER_BIASED, HIGHER_FAIRER, LEGACY_LABELS, SIGNED
+from rankbias.metrics.measures import HigherIs, higher_is
 
 __all__ = [
     "DIRECTIONS",
@@ -90,7 +90,11 @@ DIRECTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "biased": lambda v: v,
     "signed": np.abs,
 }
-_FROM_REGISTRY = {HIGHER_FAIRER: "fairer", HIGHER_BIASED: "biased", SIGNED: "signed"}
+_FROM_REGISTRY = {
+    HigherIs.FAIRER: "fairer",
+    HigherIs.MORE_BIASED: "biased",
+    HigherIs.SIGNED: "signed",
+}
 _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
 _UNDEFINED_POLICIES = ("exclude", "error")
 _CHUNK_CELLS = 4_000_000  # bootstrap replicates are processed in chunks of about this many values
@@ -110,19 +114,19 @@ def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> 
                 f"direction of {metric!r} is {kind!r}; expected one of {list(DIRECTIONS)}"
             )
         return kind
-    spec = LEGACY_LABELS.get(metric)
-    if spec is None:
+    direction = higher_is(metric)
+    if direction is None:
         raise ValueError(
             f"metric {metric!r} is not in the registry; give its direction, e.g. "
             f"directions={{{metric!r}: 'biased'}} (one of {list(DIRECTIONS)})"
         )
-    if spec.direction not in _FROM_REGISTRY:
+    if direction not in _FROM_REGISTRY:
         raise ValueError(
             f"metric {metric!r} has no bias level: its registry direction is "
-            f"{spec.direction!r}; expected a fairness score (higher = fairer, higher = more "
-            "biased, or signed)"
+            f"{direction.value!r}; expected a fairness score (higher is fairer, more biased, "
+            "or signed)"
         )
-    return _FROM_REGISTRY[spec.direction]
+    return _FROM_REGISTRY[direction]
 
 
 def bias_levels(

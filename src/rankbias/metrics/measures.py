@@ -372,6 +372,16 @@ def get_measure(name: str) -> Measure:
     )
 
 
+def higher_is(label: str) -> HigherIs | None:
+    """The direction of the registered measure ``label`` names (aliases, parameters and
+    ``@k`` allowed: ``arab_tf_f``, ``nfairr(tau=0)@10``); ``None`` when it names none (an
+    effectiveness measure such as ``nDCG@10``, or a column of the user's own)."""
+    try:
+        return parse_measure(label).measure.higher_is
+    except ValueError:
+        return None
+
+
 def split_measure_list(text: str) -> list[str]:
     """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets."""
     items, depth, current = [], 0, []

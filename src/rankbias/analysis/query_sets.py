@@ -1,0 +1,41 @@
+"""Query sets: a column naming the query set of each row of a per-query table.
+
+The scorer (:func:`rankbias.scoring.score_runs`) returns one row per run, query, measure and
+cut-off.  :func:`label_query_sets` adds a categorical column naming each row's query set (for
+example gender-neutral and bias-sensitive queries); a query in two sets or in none is an
+error, never a silent drop.  The system-level means per set are then
+:func:`rankbias.scoring.mean_per_system` with the set's column among ``by``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+__all__ = ["label_query_sets"]
+
+
+def label_query_sets(
+    frame: pd.DataFrame,
+    sets: Mapping[str, Iterable[str]],
+    column: str = "query set",
+) -> pd.DataFrame:
+    """``frame`` (with a ``qid`` column) plus a categorical column naming each row's query set.
+
+    ``sets`` maps a label to the qids of that set, in the order the labels should appear.  A
+    qid in two sets, or a row whose qid is in no set, is a ValueError naming the qid(s).
+    """
+    owner: dict[str, str] = {}
+    for label, qids in sets.items():
+        for q in qids:
+            if q in owner:
+                raise ValueError(f"query {q!r} is in both {owner[q]!r} and {label!r}")
+            owner[q] = label
+    labels = frame["qid"].map(owner)
+    if labels.isna().any():
+        lost = frame.loc[labels.isna(), "qid"].unique()
+        raise ValueError(f"{len(lost)} qid(s) in no query set, e.g. {list(lost[:5])}")
+    out = frame.copy()
+    out[column] = pd.Categorical(labels, categories=list(sets))
+    return out

@@ -1,0 +1,25 @@
+"""Tests of rankbias.analysis.query_sets: hand-made tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rankbias.analysis.query_sets import label_query_sets
+
+
+def test_label_query_sets():
+    frame = pd.DataFrame({"qid": ["s1", "q1", "q2", "s1"], "value": [1.0, 2.0, 3.0, 4.0]})
+    out = label_query_sets(frame, {"neutral": ["q1", "q2"], "sensitive": ["s1"]})
+    assert out["query set"].tolist() == ["sensitive", "neutral", "neutral", "sensitive"]
+    assert list(out["query set"].cat.categories) == ["neutral", "sensitive"]
+    assert "query set" not in frame.columns
+    assert label_query_sets(frame, {"all": ["s1", "q1", "q2"]}, column="set")["set"].nunique() == 1
+
+
+def test_label_query_sets_refuses_overlapping_sets_and_unlabelled_queries():
+    frame = pd.DataFrame({"qid": ["s1", "q1", "q2", "s1"], "value": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(ValueError, match="'s1' is in both 'a' and 'b'"):
+        label_query_sets(frame, {"a": ["q1", "s1"], "b": ["s1", "q2"]})
+    with pytest.raises(ValueError, match=r"1 qid\(s\) in no query set, e.g. \['s1'\]"):
+        label_query_sets(frame, {"a": ["q1", "q2"]})
