@@ -203,6 +203,8 @@ def test_distribution_summary_of_an_incomplete_study_counts_only_nan_as_undefine
     half, full = out.loc[0.5], out.loc[1.0]
     assert (half["n_values"], half["n_undefined"]) == (7, 2)
     assert (full["n_values"], full["n_undefined"]) == (6, 0)
+    # absent cells are counted apart: q4 and q5 from seed 0, q5 from seed 1
+    assert (half["n_absent"], full["n_absent"]) == (3, 0)
     # pooled half: 0.1 0.2 0.2 0.3 0.3 0.6 0.9; linear quartiles at positions 1.5, 3, 4.5
     assert half["mean"] == pytest.approx(2.6 / 7)
     assert (half["min"], half["max"]) == (0.1, 0.9)

@@ -282,7 +282,9 @@ def distribution_summary(study: pd.DataFrame) -> pd.DataFrame:
     """Box-plot numbers and range / IQR shrinkage per run, metric, cutoff and fraction.
 
     Columns ``run, metric, cutoff, fraction, n_values`` (defined values pooled over seeds),
-    ``n_undefined``, ``mean, median, q1, q3, min, max`` (pooled; linear quantiles),
+    ``n_undefined`` (NaN values of the table), ``n_absent`` (cells of a query the table has for
+    other replicates of the same run, metric and cut-off but not for this one: counted, not
+    filled), ``mean, median, q1, q3, min, max`` (pooled; linear quantiles),
     ``range_mean, iqr_mean`` (the mean over seeds of each replicate's max − min and q3 − q1)
     and ``range_ratio, iqr_ratio`` (those means divided by the full list's range and IQR; NaN
     without a fraction-1 row or when the full list's is 0).
@@ -298,6 +300,7 @@ def distribution_summary(study: pd.DataFrame) -> pd.DataFrame:
             record = dict(zip(_KEYS, key, strict=True), fraction=float(fraction))
             record["n_values"] = int(pooled.size)
             record["n_undefined"] = int((present[reps] & ~finite[reps]).sum())
+            record["n_absent"] = int((~present[reps]).sum())
             if pooled.size:
                 p25, p50, p75 = np.quantile(pooled, [0.25, 0.5, 0.75])
                 record.update(mean=pooled.mean(), median=p50, q1=p25, q3=p75)
