@@ -68,6 +68,11 @@ def test_document_stats_by_hand():
     assert dense[2, terms.index("señora")] == 1 and dense[2, terms.index("he")] == 1
     assert dense.sum() == 3 + 3 + 2 + 1
     assert stats.rows(["c", "zz", "a"]).tolist() == [2, -1, 0]
+    assert stats.rows(np.array(["b", "b"], dtype=object)).tolist() == [1, 1]
+    assert stats.rows([]).tolist() == []
+    each = stats.rows_of_each([["c", "zz"], np.array([], dtype=object), ["a", "b", "a"]])
+    assert [r.tolist() for r in each] == [[2, -1], [], [0, 1, 0]]
+    assert stats.rows_of_each([]) == []
     assert stats.row_of("b") == 1
     with pytest.raises(KeyError, match="'zz'"):
         stats.row_of("zz")

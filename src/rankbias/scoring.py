@@ -160,14 +160,14 @@ def required_inputs(metrics: Sequence[str | MeasureRequest]) -> dict[Input, list
 
 
 def _ranked_rows(
-    run: Run, stats: DocStats, width: int, missing: str, role: str
+    run: Run, stats: DocStats, width: int, missing: str, role: str, known_rows=None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(n_queries, width)`` collection rows (``-1`` = padding or missing), lengths, n_missing.
 
     Every document of the run is looked up (missing ones are counted over the whole run, not
     only the part the cutoffs read), in one hash-table pass.
     """
-    rows = stats.rows(run.docids)
+    rows = stats.rows(run.docids) if known_rows is None else known_rows
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
         ids = pd.unique(run.docids[absent])
@@ -215,7 +215,12 @@ class RankedInputs:
     def _rows(self) -> np.ndarray:
         if "rows" not in self.cache:
             rows, _, n_missing = _ranked_rows(
-                self.run, self.collection, self.width, self.options["missing"], "run"
+                self.run,
+                self.collection,
+                self.width,
+                self.options["missing"],
+                "run",
+                self.collection_cache.get("rows", {}).get(self.run.name),
             )
             self.cache["rows"] = rows
             self.missing_documents[self.run.name] = n_missing
@@ -477,6 +482,9 @@ def score_runs(
         raise ValueError(f"measures {sorted(seen)} are requested twice (same label and cut-off)")
     widest = max(k for *_, wanted in plan for k in wanted)
     collection_cache: dict = {}
+    if Input.TERM_STATISTICS in supplied and len(runs) > 1:  # one lookup for every run
+        looked_up = supplied[Input.TERM_STATISTICS].rows_of_each([r.docids for r in runs])
+        collection_cache["rows"] = dict(zip(names, looked_up, strict=True))
     frames = []
     report_missing: dict[str, int] = {}
     report_empty: dict[str, list[str]] = {}

@@ -34,7 +34,7 @@ the match is exact.  Lengths are counts of token starts (or of spaces) per docum
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -140,6 +140,20 @@ class DocStats:
             wanted = pa.array(np.asarray(docids, dtype=object), type=pa.string())
         found = pc.index_in(wanted, value_set=self._arrow_docids).fill_null(-1)
         return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def rows_of_each(self, lists: Sequence) -> list[np.ndarray]:
+        """:meth:`rows` of several docid arrays (the runs of one scoring) in one lookup: the
+        collection's hash table is built once, not once per array."""
+        import pyarrow as pa
+
+        if not lists:
+            return []
+        chunks = [
+            a if isinstance(a, pa.Array) else pa.array(np.asarray(a, dtype=object), pa.string())
+            for a in lists
+        ]
+        found = self.rows(pa.chunked_array(chunks, type=pa.string()))
+        return np.split(found, np.cumsum([len(c) for c in chunks])[:-1])
 
     def row_of(self, docid: str) -> int:
         """Row of one docid; a KeyError names it if the collection lacks it."""
