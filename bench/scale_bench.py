@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             str(OUT / "released.tsv"),
         ]
     )
-    rows.append(("released per-document script", released, None))
+    rows.append(("released-style loop, re-implemented", released, None))
     awk = measure(["awk", "{n+=NF} END{print n}", str(collection)])
     rows.append(("awk '{n+=NF} END{print n}'", awk, None))
 
