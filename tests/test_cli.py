@@ -151,7 +151,7 @@ def bad_path_cases(files, tmp_path):
     parent_file = tmp_path / "plain"
     parent_file.write_text("x")
     truncated = tmp_path / "truncated.tsv.gz"
-    truncated.write_bytes(gzip.compress(b"d1\tshe said he\n" * 2000)[:-30])
+    truncated.write_bytes(gzip.compress(b"d1\tshe said he\n" * 2000, mtime=0)[:-30])
     not_gzip = tmp_path / "plain.tsv.gz"
     not_gzip.write_text("d1\tshe\n")
     latin1_run = tmp_path / "latin1.run"
@@ -297,7 +297,7 @@ def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
     )  # fmt: skip
     (temporary,) = wait_for_temporary(out_dir, child)
     assert temporary.startswith(f".stats.csv.{child.pid}.")
-    time.sleep(0.2)  # well inside the write
+    time.sleep(0.05)  # inside the work: the temporary file is opened before the counting starts
     child.send_signal(getattr(signal, how))
     _, err = child.communicate(timeout=60)
     assert out.read_bytes() == previous  # the previous complete output, untouched

@@ -159,7 +159,7 @@ def test_stats_on_many_partitions(tmp_path, capsys, on_cluster, small_partitions
 def test_stats_gzip_and_fsspec_url(tmp_path, client, small_partitions):
     collection = generated_collection(tmp_path / "c.tsv", 1500)
     packed = tmp_path / "c.tsv.gz"
-    packed.write_bytes(gzip.compress(collection.read_bytes()))
+    packed.write_bytes(gzip.compress(collection.read_bytes(), mtime=0))
     lexicon = default_lexicon()
     expected = read_collection_stats(collection, lexicon, workers=1)
     for source in (str(packed), collection.resolve().as_uri()):

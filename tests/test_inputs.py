@@ -108,14 +108,14 @@ def test_utf8_errors_name_line_column_and_byte(tmp_path):
 def test_gzip_is_recognised_by_content(tmp_path):
     plain = b"a\r\nb\n"
     named = tmp_path / "x.txt.gz"
-    named.write_bytes(gzip.compress(plain))
+    named.write_bytes(gzip.compress(plain, mtime=0))
     unnamed = tmp_path / "x.txt"
-    unnamed.write_bytes(gzip.compress(plain))
+    unnamed.write_bytes(gzip.compress(plain, mtime=0))
     for path in (named, unnamed):
         assert [t for _, t in open_lines(path)] == ["a", "b"]
         assert read_bytes(path) == plain
     multi = tmp_path / "multi.gz"  # two gzip members, as `cat a.gz b.gz` makes
-    multi.write_bytes(gzip.compress(b"a\n") + gzip.compress(b"b\n"))
+    multi.write_bytes(gzip.compress(b"a\n", mtime=0) + gzip.compress(b"b\n", mtime=0))
     assert [t for _, t in open_lines(multi)] == ["a", "b"]
 
 
@@ -129,10 +129,10 @@ def test_opening_errors(tmp_path, reader):
     fake.write_bytes(b"plain text\n")
     cases.append((fake, "the name ends in '.gz' but the content is not gzip-compressed"))
     cut = tmp_path / "cut.gz"
-    cut.write_bytes(gzip.compress(os.urandom(5000))[:-100])
+    cut.write_bytes(gzip.compress(os.urandom(5000), mtime=0)[:-100])
     cases.append((cut, "the gzip data ends before its end marker"))
     corrupt = tmp_path / "corrupt.gz"
-    data = bytearray(gzip.compress(b"hello world\n" * 100))
+    data = bytearray(gzip.compress(b"hello world\n" * 100, mtime=0))
     data[20:30] = b"\x00" * 10
     corrupt.write_bytes(bytes(data))
     cases.append((corrupt, "gzip"))
@@ -159,7 +159,7 @@ def test_streams_binary_text_and_names():
     raw = "\ufeffa\r\nb\rc".encode()
     assert [t for _, t in open_lines(io.BytesIO(raw))] == ["a", "b", "c"]
     assert [t for _, t in open_lines(io.StringIO("a\nb"))] == ["a", "b"]
-    assert read_bytes(io.BytesIO(gzip.compress(raw))) == b"a\r\nb\rc"
+    assert read_bytes(io.BytesIO(gzip.compress(raw, mtime=0))) == b"a\r\nb\rc"
     assert source_name(io.BytesIO(b"")) == "<stream>"
     assert source_name("dir/x.run") == "dir/x.run"
     with pytest.raises(InputError, match=r"^<stream>:1: byte 0xff"):
@@ -191,7 +191,7 @@ def test_gzip_through_a_fifo(tmp_path):
     fifo = tmp_path / "zipped"
     os.mkfifo(fifo)
     payload = "\n".join(LINES).encode()
-    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(payload)))
+    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(payload, mtime=0)))
     writer.start()
     assert read_bytes(fifo) == payload
     writer.join()

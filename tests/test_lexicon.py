@@ -245,7 +245,7 @@ CLEAN = b"she,f\nhe,m\nwoman,f\nman,m\n"
         CLEAN.rstrip(b"\n"),
         CLEAN.replace(b",m", b",M").replace(b",f", b", F "),
         CLEAN.replace(b"she", b"She").replace(b"man,", b"MAN,"),
-        gzip.compress(CLEAN),
+        gzip.compress(CLEAN, mtime=0),
         CLEAN.replace(b",", b" \t, \t"),  # tabs and spaces around the comma
         CLEAN.replace(b"she,", b"she\xc2\xa0,").replace(b",m\n", b",m\xc2\xa0\n"),  # NBSP
         CLEAN.replace(b"\n", b"\r\n", 2),  # line ends mixed within the file

@@ -254,7 +254,7 @@ CLEAN = b"q1 Q0 a 1 3.5 t\nq1 Q0 b 2 3.5 t\nq2 Q0 a 1 -1e-3 t\nq1 Q0 c 3 +.5 t\n
         CLEAN.replace(b" ", b" \t "),
         b"  " + CLEAN.replace(b"\n", b"  \n"),
         CLEAN.rstrip(b"\n"),  # no final line end
-        gzip.compress(CLEAN),
+        gzip.compress(CLEAN, mtime=0),
         CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a +1"),  # a sign on a rank
         CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a -0"),  # minus zero is not negative
         CLEAN.replace(b"q2 Q0 a 1", b"q2 Q0 a 0001"),
@@ -290,11 +290,11 @@ def test_opening_errors_name_the_file(tmp_path):
     with pytest.raises(InputError, match=r"plain.run.gz: the name ends in '.gz' but"):
         read_run(fake)
     truncated = tmp_path / "cut.run.gz"
-    truncated.write_bytes(gzip.compress(CLEAN * 50)[:-30])
+    truncated.write_bytes(gzip.compress(CLEAN * 50, mtime=0)[:-30])
     with pytest.raises(InputError, match=r"cut.run.gz: the gzip data ends before its end marker"):
         read_run(truncated)
     hidden = tmp_path / "hidden.run"  # gzip without the suffix: read by content
-    hidden.write_bytes(gzip.compress(CLEAN))
+    hidden.write_bytes(gzip.compress(CLEAN, mtime=0))
     assert read_run(hidden).docids.tolist() == ["a", "b", "c", "a"]
 
 
@@ -459,7 +459,7 @@ def test_qrels_quirks_and_empty(tmp_path):
         b"1 0 a +1\n2 0 b -2\n",
     ):
         path = tmp_path / "q.txt"
-        path.write_bytes(gzip.compress(raw))
+        path.write_bytes(gzip.compress(raw, mtime=0))
         assert read_qrels(path).to_dict("list") == expected
     path.write_bytes(b"")
     with pytest.raises(InputError, match="the qrels file is empty"):
@@ -529,7 +529,7 @@ def test_a_header_line_is_refused_not_read(tmp_path):
 @pytest.mark.skipif(sys.platform != "linux", reason="file names are bytes on Linux only")
 def test_a_file_name_that_is_not_utf8_gives_a_writable_run_name(tmp_path):
     path = tmp_path / os.fsdecode(b"sys\xff tem.run.gz")  # as the shell passes such a name
-    path.write_bytes(gzip.compress(CLEAN))
+    path.write_bytes(gzip.compress(CLEAN, mtime=0))
     run = read_run(path)
     assert run.name == "sys\\xff tem"  # by hand: the byte escaped, the space and stem kept
     run.name.encode("utf-8")  # writable to a UTF-8 table

@@ -438,7 +438,7 @@ RESPONSES = (GOOD + "p1,c,q01,0,1,a|b,1\np2,c,q01,-1,2,b|a,\n").encode()
         RESPONSES.replace(b"\n", b"\r"),
         b"\xef\xbb\xbf" + RESPONSES.replace(b"\n", b"\r\n"),
         RESPONSES.rstrip(b"\n"),
-        gzip.compress(RESPONSES),
+        gzip.compress(RESPONSES, mtime=0),
     ],
     ids=["lf", "crlf", "cr", "bom-crlf", "no-final-newline", "gzip"],
 )

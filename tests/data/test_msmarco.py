@@ -60,7 +60,7 @@ def test_crlf_line_endings_and_a_missing_final_newline(tmp_path: Path) -> None:
 def test_a_gzipped_collection(tmp_path: Path) -> None:
     plain = write_collection(tmp_path / "collection.tsv")
     packed = tmp_path / "collection.tsv.gz"
-    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    packed.write_bytes(gzip.compress(plain.read_bytes(), mtime=0))
     assert list(iter_collection(packed)) == PASSAGES
 
 
