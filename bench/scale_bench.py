@@ -71,33 +71,6 @@ print(json.dumps({"code": child.returncode, "seconds": seconds, "largest_kb": ki
                   "stderr": err[-2000:]}))
 """
 
-_RELEASED_LOOP = """
-import sys
-from collections import Counter
-import numpy as np
-terms = {}
-for line in open(sys.argv[2], encoding="utf-8"):
-    if line.strip():
-        term, group = line.strip().split(",")
-        terms.setdefault(group, set()).add(term.lower())
-portion = {g: 1 / len(terms) for g in terms}
-with open(sys.argv[1], encoding="utf-8") as handle, open(sys.argv[3], "w") as sink:
-    for line in handle:
-        vals = line.strip().split("\\t")
-        counts = Counter(vals[1].lower().split(" "))
-        magnitudes = {g: 0 for g in terms}
-        for word in counts:
-            for group in terms:
-                if word in terms[group]:
-                    magnitudes[group] += counts[word]
-        total = np.sum(list(magnitudes.values()))
-        neutrality = 1
-        if total > 1:
-            for group in terms:
-                neutrality -= np.abs(magnitudes[group] / float(total) - portion[group])
-        sink.write(f"{vals[0]}\\t{neutrality:f}\\n")
-"""
-
 
 def word_list() -> tuple[Path, str]:
     """The 326-term NFaiRR list when the public data is present, else the packaged list."""
@@ -203,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     released = measure(
         [
             sys.executable,
-            "-c",
-            _RELEASED_LOOP,
+            str(HERE / "released_style_docneutrality.py"),
             str(collection),
             str(terms_path),
             str(OUT / "released.tsv"),
