@@ -94,6 +94,45 @@ def test_scanner_by_hand():
     assert counts[:2].tolist() == [[1, 1], [0, 0]]
 
 
+# Terms of every word count the default tokeniser's key compares (1, 2, 3 and 4 eight-byte
+# words, and the sizes on either side of a word boundary), and words around them that share
+# their first eight or sixteen bytes.
+LONG = Lexicon.from_mapping(
+    {"she": "f", "abcdefgh": "f", "abcdefghi": "m", "congresswomen": "f", "chairmanships": "m",
+     "abcdefghijklmnop": "f", "abcdefghijklmnopq": "m",
+     "businesswomanlikeness": "f", "abcdefghijklmnopqrstuvwxyz012345": "m"}
+)  # fmt: skip
+LONG_WORDS = st.sampled_from(
+    [*LONG.terms, "ABCDEFGH", "Abcdefghij", "abcdefg", "abcdefghijklmno", "Abcdefghijklmnopqr",
+     "congresswoman", "CONGRESSWOMEN", "businesswomanlikenes", "businesswomanlikenesss",
+     "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijklmnopqrstuvwxyz0123456", "x", "7"]
+)  # fmt: skip
+SEPARATORS = st.sampled_from([" ", "  ", ", ", "-", "_", ".", "'", " \x0b", "!? "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(
+        st.lists(st.tuples(LONG_WORDS, SEPARATORS), min_size=1, max_size=30),
+        min_size=1,
+        max_size=6,
+    ),
+    final_newline=st.booleans(),
+)
+def test_long_terms_and_lines_across_64_byte_chunks(lines, final_newline):
+    """Terms of up to 32 bytes, lines much longer than the scanner's 64-byte chunks (tokens
+    cross chunk boundaries) and a last line without a line break (its last word is read to the
+    block's last byte) give the reference's counts, with both tokenisers."""
+    texts = ["".join(w + s for w, s in line).rstrip(" ,.!?-'\x0b") or "x" for line in lines]
+    data = "\n".join(f"d{i}\t{t}" for i, t in enumerate(texts)) + ("\n" if final_newline else "")
+    for tokenizer in ("default", "whitespace"):
+        status, n, _, lengths, counts, *_ = raw_scan(data.encode(), LONG, tokenizer)
+        want_lengths, want_counts, _ = reference(texts, LONG, tokenizer)
+        assert (status, n) == (kernel.STATUS_OK, len(texts))
+        assert lengths[:n].tolist() == want_lengths
+        assert counts[:n].tolist() == want_counts
+
+
 def test_non_ascii_lines_are_handed_on_and_bad_lines_stop_the_scan():
     data = "a\tseñora she\nb\the\tx\nc\the\n".encode()
     status, n, bounds, _, _, flags, *_ = raw_scan(data, LEX, "default")
