@@ -46,7 +46,7 @@ def raw_scan(data: bytes, lexicon: Lexicon, tokenizer: str, want_hits: bool = Tr
     terms = _kernel_terms(matcher)
     buf = np.frombuffer(data, dtype=np.uint8)
     return kernel.scanner()(
-        buf, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+        buf, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
         terms.term_group, len(matcher.groups), terms.max_term, want_hits,
     )  # fmt: skip
 
@@ -94,16 +94,29 @@ def test_scanner_by_hand():
     assert counts[:2].tolist() == [[1, 1], [0, 0]]
 
 
-# Terms of every word count the default tokeniser's key compares (1, 2, 3 and 4 eight-byte
-# words, and the sizes on either side of a word boundary), and words around them that share
-# their first eight or sixteen bytes.
+def test_whitespace_pieces_by_hand():
+    """Pieces between single spaces; trailing white space stripped first."""
+    data = b"a\tshe \x0b\nb\tshe\x0b\nc\tHe  SHE  \nd\the\x0bshe her\ne\tshe\x0c he\n"
+    status, n, _, lengths, counts, *_ = raw_scan(data, LEX, "whitespace")
+    assert (status, n) == (kernel.STATUS_OK, 5)
+    # a: ["she"]; b: ["she"]; c: ["he", "", "she"]; d: ["he\x0bshe", "her"];
+    # e: ["she\x0c", "he"]
+    assert lengths[:5].tolist() == [1, 1, 3, 2, 2]
+    assert counts[:5].tolist() == [[1, 0], [1, 0], [1, 1], [1, 0], [0, 1]]  # groups (f, m)
+
+
+# Terms of every word count the scanner's key compares (1, 2, 3 and 4 eight-byte words, and the
+# sizes on either side of a word boundary), and words around them that share their first eight
+# or sixteen bytes; for the whitespace tokeniser, terms with the bytes next to "A" and "Z" (only
+# A-Z lower-case: "@" is not "`", "[" is not "{").
 LONG = Lexicon.from_mapping(
     {"she": "f", "abcdefgh": "f", "abcdefghi": "m", "congresswomen": "f", "chairmanships": "m",
      "abcdefghijklmnop": "f", "abcdefghijklmnopq": "m",
-     "businesswomanlikeness": "f", "abcdefghijklmnopqrstuvwxyz012345": "m"}
+     "businesswomanlikeness": "f", "abcdefghijklmnopqrstuvwxyz012345": "m", "z@a": "f",
+     "[z]": "m"}
 )  # fmt: skip
 LONG_WORDS = st.sampled_from(
-    [*LONG.terms, "ABCDEFGH", "Abcdefghij", "abcdefg", "abcdefghijklmno", "Abcdefghijklmnopqr",
+    [*LONG.terms, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", "Z@A", "z`a", "[Z]", "{z}", "ABCDEFGH", "Abcdefghij", "abcdefg", "abcdefghijklmno", "Abcdefghijklmnopqr",
      "congresswoman", "CONGRESSWOMEN", "businesswomanlikenes", "businesswomanlikenesss",
      "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijklmnopqrstuvwxyz0123456", "x", "7"]
 )  # fmt: skip
@@ -190,7 +203,7 @@ def test_jit_and_ahead_of_time_scanners_agree():
         matcher = _TermMatcher(LEX, tokenizer)
         terms = _kernel_terms(matcher)
         args = (
-            data, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+            data, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
             terms.term_group, 2, terms.max_term, True,
         )  # fmt: skip
         ours, theirs = kernel.scanner()(*args), jit_scan(*args)

@@ -169,7 +169,6 @@ def _raw_line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
 
 # ---- the kernel's view of the lexicon --------------------------------------------------------
 class _KernelTerms(NamedTuple):
-    table: np.ndarray  # int32 open-addressing table: term id + 1, 0 = empty
     term_bytes: np.ndarray  # uint8, the ASCII terms concatenated
     term_offsets: np.ndarray  # int64, len(terms) + 1
     term_group: np.ndarray  # int64
@@ -178,25 +177,8 @@ class _KernelTerms(NamedTuple):
     exact: bool  # False: every line goes through the str path
 
 
-_M64 = (1 << 64) - 1
-
-
-def _token_hash(raw: bytes) -> int:
-    """The scanner's token hash (``rankbias.kernel._term_hash``) of lower-case bytes."""
-    h = 0
-    for byte in raw:
-        h = (((h << 5) | (h >> 59)) & _M64) ^ byte
-    return h
-
-
-def _slot(h: int, mask: int) -> int:
-    """The scanner's first slot for hash ``h`` (``rankbias.kernel._slot_of``)."""
-    mixed = (h * 0x9E3779B97F4A7C15) & _M64
-    return (mixed ^ (mixed >> 32)) & mask
-
-
 def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
-    """The ASCII terms in the scanner's hash table (cached on the matcher)."""
+    """The ASCII terms as the scanner takes them (cached on the matcher)."""
     cached = getattr(matcher, "_kernel_terms", None)
     if cached is not None:
         return cached
@@ -205,23 +187,11 @@ def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
     raws = [t.encode("ascii") if t.isascii() else b"" for t in matcher.terms]
     offsets = np.zeros(len(raws) + 1, dtype=np.int64)
     np.cumsum([len(r) for r in raws], out=offsets[1:])
-    size = 16
-    while size < 4 * len(raws):
-        size *= 2
-    table = np.zeros(size, dtype=np.int32)
-    for term_id, raw in enumerate(raws):
-        if not raw:
-            continue
-        slot = _slot(_token_hash(raw), size - 1)
-        while table[slot]:
-            slot = (slot + 1) & (size - 1)
-        table[slot] = term_id + 1
     # In whitespace mode a token may hold \v \f \x1c-\x1f inside; the scanner assumes terms
     # don't (true of every real word list), so a lexicon that has them takes the exact path.
     odd = set(b"\x0b\x0c\x1c\x1d\x1e\x1f")
     exact = not (matcher.tokenizer == "whitespace" and any(odd & set(r) for r in raws))
     result = _KernelTerms(
-        table=table,
         term_bytes=np.frombuffer(b"".join(raws) or b"\0", dtype=np.uint8),
         term_offsets=offsets,
         term_group=np.asarray(matcher.term_group, dtype=np.int64),
@@ -250,7 +220,7 @@ def _scan(
     buf = np.frombuffer(data, dtype=np.uint8)
     (status, n, bounds, lengths, counts, flags, hashes, docid_data, docid_offsets, hits,
      n_hits) = kernel.scanner()(
-        buf, terms.tokenizer_code, terms.table, terms.term_bytes, terms.term_offsets,
+        buf, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
         terms.term_group, n_groups, terms.max_term, per_term,
     )  # fmt: skip
     lengths = lengths[:n]

@@ -73,45 +73,26 @@ for _c in range(256):
         _CLASS[_c] |= _SPACE
 _CLASS[[10, 13]] |= _BREAK
 _CLASS[9] |= _TAB
-_LOWER = np.arange(256, dtype=np.uint8)
-_LOWER[ord("A") : ord("Z") + 1] += 32
 _LOW8 = np.uint64(0x2020202020202020)  # | on 8 ASCII letters or digits: lower case
+_HIGH8 = np.uint64(0x8080808080808080)
+_FROM_A = np.uint64(0x3F3F3F3F3F3F3F3F)  # + on an ASCII byte: >= 0x80 from "A" (0x41) on
+_PAST_Z = np.uint64(0x2525252525252525)  # + on an ASCII byte: >= 0x80 past "Z" (0x5A)
+# the scanner's byte kinds: bit 0 marks tokens (default: a letter or digit; whitespace: a
+# space), bit 1 stops the text (line break, tab, non-ASCII)
+_KIND_DEFAULT = ((_CLASS & _ALNUM) != 0).astype(np.uint8) | (((_CLASS & _SPECIAL) != 0) << 1)
+_KIND_WHITESPACE = _KIND_DEFAULT & 2
+_KIND_WHITESPACE[32] |= 1
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
-# Token hash: a rotate-and-xor per byte (one cycle, no multiply chain), mixed by one multiply
-# when a slot is needed; the terms are hashed the same way (rankbias.collection._token_hash).
-def _term_hash(data, start, end, lower):
-    h = np.uint64(0)
-    for i in range(start, end):
-        h = ((h << np.uint64(5)) | (h >> np.uint64(59))) ^ np.uint64(lower[data[i]])
-    return h
-
-
-def _slot_of(h, mask):
-    mixed = h * _GOLDEN
-    return np.int64((mixed ^ (mixed >> np.uint64(32))) & mask)
-
-
-def _lookup(buf, start, end, h, table, mask, term_bytes, term_offsets, lower):
-    """Term id of the lower-cased bytes ``buf[start:end]`` (hash ``h``), or -1."""
-    slot = _slot_of(h, mask)
-    size = end - start
-    while True:
-        entry = table[slot]
-        if entry == 0:
-            return -1
-        term = entry - 1
-        a = term_offsets[term]
-        if term_offsets[term + 1] - a == size:
-            same = True
-            for i in range(size):
-                if lower[buf[start + i]] != term_bytes[a + i]:
-                    same = False
-                    break
-            if same:
-                return term
-        slot = (slot + 1) & np.int64(mask)
+def _lower_word(word, tokenizer):
+    """Lower-case the ASCII bytes of an 8-byte word: ``| 0x20`` for letters and digits (the
+    default tokeniser's tokens), else ``A``-``Z`` found by carry-free byte arithmetic (bytes
+    past the token may be anything; their carries only reach later bytes, masked off after)."""
+    if tokenizer == 0:
+        return word | _LOW8
+    upper = (word + _FROM_A) & ~(word + _PAST_Z) & _HIGH8
+    return word | (upper >> np.uint64(2))
 
 
 def _load8(buf, start):
@@ -185,7 +166,7 @@ def _record(counts, hits, n_hits, want_hits, line, term, term_group):
 
 
 def _scan_block(
-    buf, tokenizer, table, term_bytes, term_offsets, term_group, n_groups, max_term, want_hits
+    buf, tokenizer, term_bytes, term_offsets, term_group, n_groups, max_term, want_hits
 ):
     """Scan a block of whole lines; see the module docstring.
 
@@ -197,9 +178,7 @@ def _scan_block(
     ``hits[:n_hits]`` = (line, term) of every term occurrence when ``want_hits``.
     """
     cls = _CLASS
-    lower = _LOWER
     n = buf.shape[0]
-    mask = np.uint64(table.shape[0] - 1)
     # Lines are at most the line-break bytes plus one: exact sizes keep memory flat (a loose
     # bound leaves the allocator with large, partly used blocks).
     breaks = 0
@@ -260,134 +239,140 @@ def _scan_block(
         text_start = k + 1 if has_tab else k
         k = text_start
         n_tokens = 0
-        if tokenizer == 0:
-            # 64 bytes at a time: a bit mask of the letters and digits and one of the bytes
-            # that stop the text (line break, tab, non-ASCII); token boundaries are the
-            # changes of the first mask, visited in order with count-trailing-zeros.  No branch
-            # per byte or per token boundary is left to the branch predictor.
-            p = text_start
-            in_token = np.uint64(0)
-            tok_start = text_start
-            end = n
-            while True:
-                alnum = np.uint64(0)
-                stops = np.uint64(0)
-                if p + 64 <= n:
-                    for i in range(64):
-                        cc = cls[buf[p + i]]
-                        alnum |= np.uint64(cc & _ALNUM) << np.uint64(i)
-                        stops |= np.uint64((cc & _SPECIAL) != 0) << np.uint64(i)
-                else:  # the end of the block stops the text too
-                    for i in range(64):
-                        if p + i < n:
-                            cc = cls[buf[p + i]]
-                            alnum |= np.uint64(cc & _ALNUM) << np.uint64(i)
-                            stops |= np.uint64((cc & _SPECIAL) != 0) << np.uint64(i)
-                        else:
-                            stops |= np.uint64(1) << np.uint64(i)
-                edges = alnum ^ ((alnum << np.uint64(1)) | in_token)
-                stopped = stops != np.uint64(0)
-                if stopped:
-                    first_stop = _cttz(stops)
+        # 64 bytes at a time: a bit mask of the bytes that mark tokens (default: letters and
+        # digits; whitespace: the spaces between pieces) and one of the bytes that stop the
+        # text (line break, tab, non-ASCII; the end of the block).  Token boundaries are the
+        # bits of the first mask (default: its changes), visited in order with
+        # count-trailing-zeros: no branch per byte or per token boundary is left to the branch
+        # predictor.  A token is hashed and compared as lower-cased 8-byte words.
+        kinds = _KIND_DEFAULT if tokenizer == 0 else _KIND_WHITESPACE
+        p = text_start
+        in_token = np.uint64(0)
+        tok_start = text_start
+        piece_start = text_start
+        spaces = 0
+        end = n
+        final_piece = False
+        while True:
+            marks = np.uint64(0)
+            stops = np.uint64(0)
+            if p + 64 <= n:
+                for i in range(64):
+                    kind = kinds[buf[p + i]]
+                    marks |= np.uint64(kind & 1) << np.uint64(i)
+                    stops |= np.uint64(kind >> 1) << np.uint64(i)
+            else:  # the end of the block stops the text too
+                for i in range(64):
+                    if p + i < n:
+                        kind = kinds[buf[p + i]]
+                        marks |= np.uint64(kind & 1) << np.uint64(i)
+                        stops |= np.uint64(kind >> 1) << np.uint64(i)
+                    else:
+                        stops |= np.uint64(1) << np.uint64(i)
+            if tokenizer == 0:
+                edges = marks ^ ((marks << np.uint64(1)) | in_token)
+            else:
+                edges = marks
+            stopped = stops != np.uint64(0)
+            if stopped:
+                first_stop = _cttz(stops)
+                end = p + np.int64(first_stop)
+                if tokenizer == 0:  # the stop ends the last token
                     edges &= (np.uint64(2) << first_stop) - np.uint64(1)
-                    end = p + np.int64(first_stop)
-                while edges != np.uint64(0):
+                else:
+                    edges &= (np.uint64(1) << first_stop) - np.uint64(1)
+                    # the last piece of the right-stripped text, unless a space follows it
+                    # (then its edge looks it up) or the line goes on after a tab or a
+                    # non-ASCII byte (its counts are decided elsewhere)
+                    if end == n or cls[buf[end]] & _BREAK:
+                        solid = end
+                        while solid > text_start and cls[buf[solid - 1]] & _SPACE:
+                            solid -= 1
+                        if solid > text_start and not (solid < end and buf[solid] == 32):
+                            first = solid
+                            while first > text_start and buf[first - 1] != 32:
+                                first -= 1
+                            final_piece = True
+            while True:
+                if edges != np.uint64(0):
                     q = p + np.int64(_cttz(edges))
                     edges &= edges - np.uint64(1)
-                    if in_token == np.uint64(0):
-                        tok_start = q
-                        in_token = np.uint64(1)
-                        continue
-                    in_token = np.uint64(0)
-                    n_tokens += 1
-                    size = q - tok_start
-                    if size > max_term:
-                        continue
-                    # the token's lower-cased bytes as little-endian words (a letter or digit
-                    # lower-cases with | 0x20), hashed, then compared word by word
-                    if tok_start + 8 <= n:
-                        w0 = _load8(buf, tok_start)
+                    if tokenizer == 0:
+                        if in_token == np.uint64(0):
+                            tok_start = q
+                            in_token = np.uint64(1)
+                            continue
+                        in_token = np.uint64(0)
+                        n_tokens += 1
+                        size = q - tok_start
                     else:
-                        w0 = _tail_word(buf, tok_start, n)
-                    w0 = (w0 | _LOW8) & _BYTE_MASKS[min(size, 8)]
-                    h = (w0 ^ np.uint64(size)) * _GOLDEN
-                    j = 8
-                    while j < size:
-                        if tok_start + j + 8 <= n:
-                            w = _load8(buf, tok_start + j)
-                        else:
-                            w = _tail_word(buf, tok_start + j, n)
-                        h = (h ^ ((w | _LOW8) & _BYTE_MASKS[min(size - j, 8)])) * _GOLDEN
-                        j += 8
-                    slot = h >> key_shift
-                    while True:
-                        entry = key_table[slot]
-                        if entry == 0:
-                            break
-                        term = entry - 1
-                        first = key_first[term]
-                        if key_words[first] == w0 and key_size[term] == size:
-                            same = True
-                            j = 8
-                            while j < size:
-                                if tok_start + j + 8 <= n:
-                                    w = _load8(buf, tok_start + j)
-                                else:
-                                    w = _tail_word(buf, tok_start + j, n)
-                                w = (w | _LOW8) & _BYTE_MASKS[min(size - j, 8)]
-                                if key_words[first + (j >> 3)] != w:
-                                    same = False
-                                    break
-                                j += 8
-                            if same:
-                                n_hits = _record(
-                                    counts, hits, n_hits, want_hits, n_lines, term, term_group
-                                )
-                                break
-                        slot = (slot + np.uint64(1)) & key_mask
-                if stopped:
-                    break
-                p += 64
-            k = end
-            if k < n and cls[buf[k]] & (_TAB | _HIGH):
-                if cls[buf[k]] & _TAB:
-                    bad = True  # a second tab
-                    stray_tab = True
+                        spaces += 1
+                        tok_start = piece_start
+                        size = q - piece_start
+                        piece_start = q + 1
+                        # a piece that ends in white space is no term (nor is a piece that
+                        # holds it, which the comparison finds)
+                        if size == 0 or cls[buf[q - 1]] & _SPACE:
+                            continue
+                elif final_piece:
+                    final_piece = False
+                    tok_start = first
+                    size = solid - first
                 else:
-                    non_ascii = True
-        else:
-            spaces = 0
-            piece_start = text_start
-            while k < n:
-                c = buf[k]
-                if c == 32:
-                    spaces += 1
-                    # a piece ending in a non-white-space byte is a token whatever follows
-                    if (
-                        k > piece_start
-                        and k - piece_start <= max_term
-                        and (cls[buf[k - 1]] & _SPACE) == 0
-                    ):
-                        th = _term_hash(buf, piece_start, k, lower)
-                        term = _lookup(
-                            buf, piece_start, k, th, table, mask, term_bytes, term_offsets, lower
-                        )
-                        if term >= 0:
+                    break
+                if size > max_term:
+                    continue
+                # the token's lower-cased bytes as little-endian words, hashed, then compared
+                if tok_start + 8 <= n:
+                    w0 = _load8(buf, tok_start)
+                else:
+                    w0 = _tail_word(buf, tok_start, n)
+                w0 = _lower_word(w0, tokenizer) & _BYTE_MASKS[min(size, 8)]
+                h = (w0 ^ np.uint64(size)) * _GOLDEN
+                j = 8
+                while j < size:
+                    if tok_start + j + 8 <= n:
+                        w = _load8(buf, tok_start + j)
+                    else:
+                        w = _tail_word(buf, tok_start + j, n)
+                    h = (h ^ (_lower_word(w, tokenizer) & _BYTE_MASKS[min(size - j, 8)])) * _GOLDEN
+                    j += 8
+                slot = h >> key_shift
+                while True:
+                    entry = key_table[slot]
+                    if entry == 0:
+                        break
+                    term = entry - 1
+                    first_word = key_first[term]
+                    if key_words[first_word] == w0 and key_size[term] == size:
+                        same = True
+                        j = 8
+                        while j < size:
+                            if tok_start + j + 8 <= n:
+                                w = _load8(buf, tok_start + j)
+                            else:
+                                w = _tail_word(buf, tok_start + j, n)
+                            w = _lower_word(w, tokenizer) & _BYTE_MASKS[min(size - j, 8)]
+                            if key_words[first_word + (j >> 3)] != w:
+                                same = False
+                                break
+                            j += 8
+                        if same:
                             n_hits = _record(
                                 counts, hits, n_hits, want_hits, n_lines, term, term_group
                             )
-                    piece_start = k + 1
-                else:
-                    cc = cls[c]
-                    if cc & _SPECIAL:
-                        if cc & _BREAK:
                             break
-                        if cc & _TAB:
-                            bad = True
-                        else:
-                            non_ascii = True
-                            break
-                k += 1
+                    slot = (slot + np.uint64(1)) & key_mask
+            if stopped:
+                break
+            p += 64
+        k = end
+        if k < n and cls[buf[k]] & (_TAB | _HIGH):
+            if cls[buf[k]] & _TAB:
+                bad = True  # a second tab
+                stray_tab = True
+            else:
+                non_ascii = True
         if non_ascii or stray_tab:  # finish the line quickly: only its end and tabs matter now
             while k < n:
                 cc = cls[buf[k]]
@@ -404,23 +389,8 @@ def _scan_block(
             if buf[last_solid - 1] == 32:
                 trailing_spaces += 1
             last_solid -= 1
-        if tokenizer != 0 and not non_ascii:
+        if tokenizer != 0:
             n_tokens = spaces - trailing_spaces + 1
-            # the last token of the stripped text, unless the loop looked it up whole (it is
-            # followed by a space) or it is too long to be a term
-            if last_solid > text_start and not (last_solid < line_end and buf[last_solid] == 32):
-                first = last_solid - 1
-                while (
-                    first > text_start and buf[first - 1] != 32 and last_solid - first <= max_term
-                ):
-                    first -= 1
-                if (first == text_start or buf[first - 1] == 32) and last_solid - first <= max_term:
-                    th = _term_hash(buf, first, last_solid, lower)
-                    term = _lookup(
-                        buf, first, last_solid, th, table, mask, term_bytes, term_offsets, lower
-                    )
-                    if term >= 0:
-                        n_hits = _record(counts, hits, n_hits, want_hits, n_lines, term, term_group)
         if last_solid <= text_start and not non_ascii:
             bad = True  # no text once trailing white space is removed
         # ---- line break: \n, \r\n or a lone \r
@@ -466,7 +436,7 @@ def _scan_block(
 # 2. just in time: numba.njit(nogil=True, cache=True) (numba's own on-disk cache), when the
 #    ahead-of-time build is not possible.  Importing numba and loading its cache costs about a
 #    second of CPU per process.
-_HELPERS = ("_term_hash", "_slot_of", "_lookup", "_record", "_tail_word", "_key_table")
+_HELPERS = ("_record", "_tail_word", "_key_table", "_lower_word")
 _INTRINSICS = ("_load8", "_cttz")
 _SCANNER = None
 _LOADING = threading.Lock()
@@ -621,7 +591,6 @@ def _scan_signature():
     return result(
         readonly_bytes,
         types.int64,
-        types.Array(types.int32, 1, "C"),
         readonly_bytes,
         int64_1d,
         int64_1d,
