@@ -116,7 +116,8 @@ LONG = Lexicon.from_mapping(
      "[z]": "m"}
 )  # fmt: skip
 LONG_WORDS = st.sampled_from(
-    [*LONG.terms, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", "Z@A", "z`a", "[Z]", "{z}", "ABCDEFGH", "Abcdefghij", "abcdefg", "abcdefghijklmno", "Abcdefghijklmnopqr",
+    [*LONG.terms, "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", "Z@A", "z`a", "[Z]", "{z}", "ABCDEFGH",
+     "Abcdefghij", "abcdefg", "abcdefghijklmno", "Abcdefghijklmnopqr",
      "congresswoman", "CONGRESSWOMEN", "businesswomanlikenes", "businesswomanlikenesss",
      "abcdefghijklmnopqrstuvwxyz01234", "abcdefghijklmnopqrstuvwxyz0123456", "x", "7"]
 )  # fmt: skip

@@ -45,6 +45,36 @@ def test_order_is_score_then_docid_not_file_order(tmp_path):
     assert run.offsets.tolist() == [0, 1, 5]
 
 
+def test_arrow_docids_are_those_the_reader_made_and_never_inherited(tmp_path):
+    import dataclasses
+
+    import pyarrow as pa
+
+    path = write(tmp_path, "q1 Q0 d3 1 1.0 x\nq1 Q0 d2 2 3.0 x\nq0 Q0 a 1 0.1 x\n")
+    run = read_run(path)
+    kept = runs_module.arrow_docids(run)
+    assert kept.type == pa.string() and kept.to_pylist() == run.docids.tolist() == ["a", "d2", "d3"]
+    assert runs_module.arrow_docids(run) is kept  # the reader's array, not a new conversion
+    other = dataclasses.replace(run, docids=np.array(["b", "e2", "e3"], dtype=object))
+    assert runs_module.arrow_docids(other).to_pylist() == ["b", "e2", "e3"]
+    built = Run("r", run.qids, run.offsets, run.docids.copy(), run.scores)
+    assert runs_module.arrow_docids(built).to_pylist() == ["a", "d2", "d3"]
+
+
+def test_a_hash_collision_only_sends_the_run_to_the_exact_reader(tmp_path, monkeypatch):
+    """The fast reader finds repeated (query, docid) pairs by 64-bit hashes; equal hashes of
+    different docids (made here: every docid hashes alike) must not refuse a good run."""
+    text = "q1 Q0 d3 1 1.0 x\nq1 Q0 d2 2 3.0 x\nq1 Q0 d1 3 3.0 x\nq0 Q0 a 1 0.1 x\n"
+    expected = read_run(write(tmp_path, text))
+    monkeypatch.setattr(
+        runs_module, "_string_hashes", lambda strings: np.zeros(len(strings), dtype=np.uint64)
+    )
+    assert runs_module._read_run_fast(text.encode(), "sys", "score") is None
+    run = read_run(write(tmp_path, text))
+    assert run.docids.tolist() == expected.docids.tolist() == ["a", "d1", "d2", "d3"]
+    assert run.scores.tolist() == expected.scores.tolist()
+
+
 def test_cut_and_frame(tmp_path):
     path = write(tmp_path, "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\nq2 Q0 z 1 1 t\n")
     run = read_run(path)

@@ -78,6 +78,26 @@ def test_document_stats_by_hand():
         stats.row_of("zz")
 
 
+def test_rows_on_parallel_slices(monkeypatch):
+    """Beyond LOOKUP_SLICE docids the lookup runs on slices in threads: the same rows, in the
+    same order, missing docids -1, whatever the slices' boundaries."""
+    import os
+
+    import rankbias.text as text_module
+
+    docids = [f"doc{i}" for i in range(50)]
+    stats = document_stats(["she"] * 50, LEX, docids=docids)
+    rng = np.random.default_rng(11)
+    wanted = [docids[i] if i < 50 else f"gone{i}" for i in rng.integers(0, 60, size=997)]
+    expected = [int(w[3:]) if w.startswith("doc") else -1 for w in wanted]
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    for slice_size in (1, 3, 250, 10_000):
+        monkeypatch.setattr(text_module, "LOOKUP_SLICE", slice_size)
+        assert stats.rows(wanted).tolist() == expected
+        each = stats.rows_of_each([wanted[:500], wanted[500:]])
+        assert [r.tolist() for r in each] == [expected[:500], expected[500:]]
+
+
 def test_whitespace_stats_by_hand():
     stats = document_stats(["She  met him, he", "he"], LEX, tokenizer="whitespace")
     # tokens: she | '' | met | him, | he -> 5; 'him,' is not 'him'

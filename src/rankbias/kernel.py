@@ -427,6 +427,19 @@ def _scan_block(
     )
 
 
+def _hash_strings(data, offsets):
+    """The 64-bit hash the scanner gives a docid (``hashes[:, 0]`` of :func:`_scan_block`: FNV-1a
+    of the bytes, xor the length) of every string ``data[offsets[i]:offsets[i + 1]]``."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        h = _FNV_OFFSET
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * _FNV_PRIME
+        out[i] = h ^ np.uint64(offsets[i + 1] - offsets[i])
+    return out
+
+
 # ---- compilation -----------------------------------------------------------------------------
 # Two ways to run _scan_block, tried in this order:
 # 1. ahead of time: numba's pycc compiles it once into a small extension module in a cache
@@ -439,6 +452,7 @@ def _scan_block(
 _HELPERS = ("_record", "_tail_word", "_key_table", "_lower_word")
 _INTRINSICS = ("_load8", "_cttz")
 _SCANNER = None
+_HASHER = None
 _LOADING = threading.Lock()
 KERNEL_KIND = None  # "aot" or "jit" once loaded
 
@@ -600,6 +614,14 @@ def _scan_signature():
     )
 
 
+def _hash_signature():
+    from numba import types
+
+    readonly = types.Array(types.uint8, 1, "C", readonly=True)
+    offsets = types.Array(types.int64, 1, "C", readonly=True)
+    return types.Array(types.uint64, 1, "C")(readonly, offsets)
+
+
 def _build_aot(directory: Path, name: str) -> None:
     """Compile ``_scan_block`` ahead of time into ``directory`` (atomically: built in a
     private directory, then renamed into place, so concurrent first runs are safe)."""
@@ -633,6 +655,7 @@ def _build_aot(directory: Path, name: str) -> None:
             cc.verbose = False
             cc.target_cpu = "host"
             cc.export("scan_block", _scan_signature())(_scan_block)
+            cc.export("hash_strings", _hash_signature())(_hash_strings)
             cc.compile()
             for built in build.iterdir():
                 if built.name.startswith(name):
@@ -651,13 +674,21 @@ def scanner():
     if _SCANNER is not None:
         return _SCANNER
     with _LOADING:  # one thread loads or builds; the others wait for it
-        return _scanner_once()
+        return _load_once()[0]
 
 
-def _scanner_once():
-    global _SCANNER, KERNEL_KIND
+def string_hasher():
+    """The compiled ``hash_strings`` (see :func:`_hash_strings`), loaded with the scanner."""
+    if _HASHER is not None:
+        return _HASHER
+    with _LOADING:
+        return _load_once()[1]
+
+
+def _load_once():
+    global _SCANNER, _HASHER, KERNEL_KIND
     if _SCANNER is not None:
-        return _SCANNER
+        return _SCANNER, _HASHER
     if os.environ.get("RANKBIAS_KERNEL", "").lower() != "jit":
         directory = cache_dir()
         name = _module_name()
@@ -671,8 +702,8 @@ def _scanner_once():
         except Exception:  # noqa: BLE001 - no compiler, no headers, read-only cache: use the JIT
             module = None
         if module is not None:
-            _SCANNER, KERNEL_KIND = module.scan_block, "aot"
-            return _SCANNER
+            _SCANNER, _HASHER, KERNEL_KIND = module.scan_block, module.hash_strings, "aot"
+            return _SCANNER, _HASHER
     _jit_helpers()
-    _SCANNER, KERNEL_KIND = _jit(_scan_block), "jit"
-    return _SCANNER
+    _SCANNER, _HASHER, KERNEL_KIND = _jit(_scan_block), _jit(_hash_strings), "jit"
+    return _SCANNER, _HASHER

@@ -316,19 +316,55 @@ def _nonempty(table, columns) -> bool:
     return all(pc.min(pc.binary_length(table[c])).as_py() > 0 for c in columns)
 
 
-def _sorted_unique_pairs(codes: np.ndarray, strings):
-    """Rows sorted by (code, string) and whether any (code, string) pair repeats."""
+def _string_hashes(strings) -> np.ndarray:
+    """A 64-bit hash of every string of an Arrow string array (the compiled scanner's docid
+    hash)."""
+    from rankbias import kernel
+
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(1, np.uint8)
+    )
+    return kernel.string_hasher()(data, offsets.astype(np.int64))
+
+
+def _pairs_may_repeat(codes: np.ndarray, strings) -> bool:
+    """``False`` if no (code, string) pair repeats; ``True`` if one may (equal hashes: a
+    repeat, or, rarely, two strings with one hash; the caller then takes the exact path)."""
+    keys = _string_hashes(strings) ^ (codes.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F))
+    keys.sort()
+    return bool((keys[1:] == keys[:-1]).any())
+
+
+def _by_score(q_codes: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
+    """Rows ordered by query, score descending, docid ascending: a numeric sort, then the
+    docids compared only within runs of equal (query, score)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     rows = pc.sort_indices(
-        pa.table({"c": codes, "s": strings}), sort_keys=[("c", "ascending"), ("s", "ascending")]
+        pa.table({"q": q_codes, "s": score}), sort_keys=[("q", "ascending"), ("s", "descending")]
     ).to_numpy()
-    ordered = strings.take(pa.array(rows))
-    n = len(rows)
-    same_string = pc.equal(ordered.slice(1), ordered.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    same_code = codes[rows][1:] == codes[rows][:-1]
-    return rows, bool((same_string & same_code).any())
+    q, s = q_codes[rows], score[rows]
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if tie.any():
+        in_tie = np.zeros(len(rows), dtype=bool)
+        in_tie[1:] |= tie
+        in_tie[:-1] |= tie
+        at = np.flatnonzero(in_tie)
+        tied = rows[at]
+        order = pc.sort_indices(
+            pa.table({"q": q_codes[tied], "s": score[tied], "d": docid.take(pa.array(tied))}),
+            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "ascending")],
+        ).to_numpy()
+        rows = rows.copy()  # Arrow's buffer is read-only
+        rows[at] = tied[order]  # every tie group keeps its place, sorted by docid inside
+    return rows
 
 
 def _repeats(q_codes: np.ndarray, values: np.ndarray) -> bool:
@@ -374,26 +410,35 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
         docid = table["docid"].combine_chunks()
     except (pa.ArrowException, ValueError, OverflowError):
         return None
-    by_docid, repeated = _sorted_unique_pairs(q_codes, docid)
-    if repeated or _repeats(q_codes, rank):
+    if _pairs_may_repeat(q_codes, docid) or _repeats(q_codes, rank):
         return None
     if order == "score":
-        docid_rank = np.empty(len(by_docid), dtype=np.int64)
-        docid_rank[by_docid] = np.arange(len(by_docid))
-        rows = pc.sort_indices(
-            pa.table({"q": q_codes, "s": score, "d": docid_rank}),
-            sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "ascending")],
-        ).to_numpy()
+        rows = _by_score(q_codes, score, docid)
     else:
         rows = np.argsort(q_codes, kind="stable")  # queries grouped, line order kept
     counts = np.bincount(q_codes, minlength=len(qids))
-    return Run(
+    ordered = docid.take(pa.array(rows))
+    run = Run(
         name=name,
         qids=qids,
         offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        docids=docid.take(pa.array(rows)).to_numpy(zero_copy_only=False),
+        docids=ordered.to_numpy(zero_copy_only=False),
         scores=score[rows],
     )
+    object.__setattr__(run, "_arrow", (run.docids, ordered))  # see arrow_docids
+    return run
+
+
+def arrow_docids(run: Run):
+    """The run's docids as an Arrow string array: the one the file was read into when
+    :func:`read_run` read it (kept with the very ``docids`` array it made, so a run built
+    from another one never inherits it), else converted from ``run.docids``."""
+    import pyarrow as pa
+
+    kept = run.__dict__.get("_arrow")
+    if kept is not None and kept[0] is run.docids:
+        return kept[1]
+    return pa.array(np.asarray(run.docids, dtype=object), type=pa.string())
 
 
 def _fields(line: str) -> list[str]:
@@ -564,8 +609,7 @@ def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
         return None
     qid = table["qid"].combine_chunks()
     q_codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    _, repeated = _sorted_unique_pairs(q_codes, table["docid"].combine_chunks())
-    if repeated:
+    if _pairs_may_repeat(q_codes, table["docid"].combine_chunks()):
         return None
     return pd.DataFrame(
         {

@@ -41,7 +41,7 @@ from rankbias.errors import InputError
 from rankbias.metrics import rab as rab_family
 from rankbias.metrics.measures import PARAMETERS, Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
-from rankbias.runs import Run
+from rankbias.runs import Run, arrow_docids
 from rankbias.text import DocStats
 
 __all__ = [
@@ -483,7 +483,7 @@ def score_runs(
     widest = max(k for *_, wanted in plan for k in wanted)
     collection_cache: dict = {}
     if Input.TERM_STATISTICS in supplied and len(runs) > 1:  # one lookup for every run
-        looked_up = supplied[Input.TERM_STATISTICS].rows_of_each([r.docids for r in runs])
+        looked_up = supplied[Input.TERM_STATISTICS].rows_of_each([arrow_docids(r) for r in runs])
         collection_cache["rows"] = dict(zip(names, looked_up, strict=True))
     frames = []
     report_missing: dict[str, int] = {}

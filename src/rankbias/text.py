@@ -78,6 +78,9 @@ def tokenize(text: str, tokenizer: str = "default") -> list[str]:
 
 
 # ---- results -----------------------------------------------------------------------------
+LOOKUP_SLICE = 2_000_000  # docids per thread of DocStats.rows, at least
+
+
 @dataclass(frozen=True, eq=False)
 class DocStats:
     """Per-document statistics of a collection.
@@ -126,9 +129,16 @@ class DocStats:
     def rows(self, docids: Iterable[str]) -> np.ndarray:
         """Row of each docid (``int64``), ``-1`` where the collection lacks it.
 
-        One Arrow hash lookup (``pyarrow.compute.index_in``, about 4x pandas' object hash
-        table on two million run lines); ``docids`` may be an Arrow array already.
+        Arrow hash lookups (``pyarrow.compute.index_in``, about 4x pandas' object hash
+        table on two million run lines); ``docids`` may be an Arrow array already.  Beyond
+        :data:`LOOKUP_SLICE` docids, consecutive slices of that many are looked up on parallel
+        threads (Arrow releases the interpreter lock), each building its own hash table of the
+        collection: on 8 million run lines and 1.2 million documents, two threads take 1.7 s
+        where one takes 2.9 s.
         """
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -138,8 +148,21 @@ class DocStats:
             if not isinstance(docids, np.ndarray):
                 docids = list(docids)
             wanted = pa.array(np.asarray(docids, dtype=object), type=pa.string())
-        found = pc.index_in(wanted, value_set=self._arrow_docids).fill_null(-1)
-        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+        n = len(wanted)
+        threads = max(1, min(os.cpu_count() or 1, n // LOOKUP_SLICE))
+        if threads == 1:
+            found = pc.index_in(wanted, value_set=self._arrow_docids).fill_null(-1)
+            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+        value_set = self._arrow_docids
+        cuts = [n * i // threads for i in range(threads + 1)]
+
+        def look_up(i: int) -> np.ndarray:
+            part = wanted.slice(cuts[i], cuts[i + 1] - cuts[i])
+            found = pc.index_in(part, value_set=value_set).fill_null(-1)
+            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rankbias-rows") as pool:
+            return np.concatenate(list(pool.map(look_up, range(threads))))
 
     def rows_of_each(self, lists: Sequence) -> list[np.ndarray]:
         """:meth:`rows` of several docid arrays (the runs of one scoring) in one lookup: the

@@ -115,3 +115,25 @@ def test_background_depth_changes_the_normaliser(files, capsys):
     assert scored_value(files, capsys, args, "nfairr") == 1.0
     # first background document only: IFaiRR@1 = omega(d3) = 0, so NFaiRR@1 is undefined
     assert np.isnan(scored_value(files, capsys, [*args, "--background-depth", "1"], "nfairr"))
+
+
+def test_runs_are_read_while_the_collection_is_counted_and_their_errors_come_first(files, capsys):
+    """`score` reads the run files on a thread while it counts the collection; a bad run file
+    is reported as when the runs were read first, also when the collection is bad too, and a
+    bad collection alone is reported as a bad collection."""
+    (files / "good.run").write_text("q1 Q0 d1 1 2 x\nq1 Q0 d2 2 1 x\n")
+    (files / "bad.run").write_text("q1 Q0 d1 1 2 x\nq1 Q0 d2 two 1 x\n")
+    # a collection of many blocks, bad on its last line
+    lines = "".join(f"d{i}\tshe said he and the man\n" for i in range(1, 300_000))
+    (files / "big_bad.tsv").write_text(lines + "dX\t\n", encoding="utf-8")
+    for collection, run, where in [
+        ("c.tsv", "bad.run", "bad.run:2: rank 'two'"),
+        ("big_bad.tsv", "bad.run", "bad.run:2: rank 'two'"),
+        ("big_bad.tsv", "good.run", "big_bad.tsv:300000: document 'dX' has no text"),
+    ]:
+        status, err = run_cli(
+            [*score_args(files, collection, run), "--out", files / "o.csv"], capsys
+        )
+        assert status == 2
+        assert where in err, err
+        assert not (files / "o.csv").exists()

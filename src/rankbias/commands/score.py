@@ -113,8 +113,10 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_score)
 
 
-def collection_statistics(args, lexicon, per_term: bool, show_progress: bool):
-    """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar."""
+def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, check=None):
+    """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
+    ``check()``, if given, is called after every block of a collection file (it raises to stop
+    the reading)."""
     from rankbias import text
 
     source = Path(args.collection)
@@ -122,16 +124,18 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool):
         blocks = text.iter_collection_stats(
             source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
         )
-        parts = list(
-            progress(
-                blocks,
-                show_progress,
-                total=estimate_lines(source),
-                unit="doc",
-                description="collection",
-                weight=len,
-            )
-        )
+        parts = []
+        for part in progress(
+            blocks,
+            show_progress,
+            total=estimate_lines(source),
+            unit="doc",
+            description="collection",
+            weight=len,
+        ):
+            parts.append(part)
+            if check is not None:
+                check()
         if not parts:
             raise InputError(
                 f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
@@ -157,6 +161,30 @@ def read_runs(paths, order: str, workers: int | None) -> list:
         return list(pool.map(lambda path: read_run(path, order=order), paths))
 
 
+def _read_with_statistics(read_inputs, statistics):
+    """``(runs, background, stats)``: the run files are read on a thread while the collection
+    is counted (the two share the cores: Arrow's reader and the scanner release the
+    interpreter lock).  A bad run file is reported first, as if it had been read first, and
+    stops the counting at the next block."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankbias-runs") as pool:
+        reading = pool.submit(read_inputs)
+
+        def check() -> None:
+            if reading.done() and reading.exception() is not None:
+                raise reading.exception()
+
+        try:
+            stats = statistics(check)
+        except BaseException:
+            if reading.exception() is not None:  # waits for the runs: their error comes first
+                raise reading.exception() from None
+            raise
+        runs, background = reading.result()
+    return runs, background, stats
+
+
 def run_score(args) -> int:
     from rankbias.metrics.measures import Input, parse_measure
     from rankbias.outputs import check_output, write_table
@@ -179,18 +207,20 @@ def run_score(args) -> int:
     show = wanted(args)
     lexicon = load_lexicon(args.terms)
     warn_unmatchable(lexicon, args.tokenizer)
-    runs = read_runs(args.run, args.order, args.workers)
-    if background_file is None:
-        background = "collection"
-    else:
+
+    def read_inputs():
+        runs = read_runs(args.run, args.order, args.workers)
+        if background_file is None:
+            return runs, "collection"
         background = read_run(background_file, order=args.order)
         if args.background_depth is not None:
             background = background.cut(args.background_depth)
+        return runs, background
+
     per_term = any(dict(parse_measure(m).given).get("magnitude") == "tf_paper" for m in metrics)
     score_options = dict(
         metrics=metrics,
         cutoffs=args.cutoffs,
-        background=background,
         tau=args.tau,
         strict=args.strict,
         distance=args.distance,
@@ -199,10 +229,15 @@ def run_score(args) -> int:
     if check_engine_arguments(args):
         from rankbias.distributed import score_for_command
 
-        frame = score_for_command(args, runs, lexicon, per_term, **score_options)
+        runs, background = read_inputs()
+        frame = score_for_command(
+            args, runs, lexicon, per_term, background=background, **score_options
+        )
     else:
-        stats = collection_statistics(args, lexicon, per_term, show)
-        frame = score_runs(runs, stats, **score_options)
+        runs, background, stats = _read_with_statistics(
+            read_inputs, lambda check: collection_statistics(args, lexicon, per_term, show, check)
+        )
+        frame = score_runs(runs, stats, background=background, **score_options)
     write_table(out, frame)
     for name, count in frame.attrs["missing_documents"].items():
         if count:
