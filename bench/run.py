@@ -30,8 +30,20 @@ def load(name: str):
     return module
 
 
+def compile_package() -> None:
+    """Write the package's bytecode first, as ``pip install`` does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (or a fresh edit of an editable install), every timed
+    process would otherwise compile the changed modules again (about 0.15 s each)."""
+    import compileall
+
+    import rankbias
+
+    compileall.compile_dir(Path(rankbias.__file__).parent, quiet=1)
+
+
 def main(argv: list[str]) -> int:
     wanted = argv or list(BENCHMARKS)
+    compile_package()
     for name in wanted:
         if not (HERE / f"{name}.py").exists():
             print(f"== {name}: no such benchmark in {HERE}", file=sys.stderr)
