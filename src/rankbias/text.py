@@ -215,13 +215,13 @@ class DocStats:
     @classmethod
     def concat(cls, parts: list[DocStats]) -> DocStats:
         """Stack statistics of consecutive blocks of one collection."""
-        import scipy.sparse as sp
-
         if not parts:
             raise ValueError("nothing to concatenate")
         first = parts[0]
         term_counts = None
         if first.term_counts is not None:
+            import scipy.sparse as sp  # only then: importing SciPy takes about 0.3 s
+
             term_counts = sp.vstack([p.term_counts for p in parts], format="csr")
         return cls(
             docids=np.concatenate([p.docids for p in parts]),
