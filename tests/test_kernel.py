@@ -267,3 +267,27 @@ def test_compiled_code_is_loaded_only_from_a_private_directory(tmp_path, monkeyp
     assert kernel.cache_dir() is None
     shared.chmod(0o700)
     assert kernel.cache_dir() == shared
+
+
+def test_words_after_the_first_are_compared():
+    """Tokens that share a term's size and first 8 bytes but not its later bytes are not the
+    term, also when their hash lands on the term's slot (hundreds of variants make that
+    certain for some of them in a table of 64 slots)."""
+    lexicon = Lexicon.from_mapping({"abcdefghijklmnop": "f", "qrstuvwxyz0123456789": "m"})
+    variants = []
+    for term in lexicon.terms:
+        for at in range(8, len(term)):
+            for c in "abcdefghijklmnopqrstuvwxyz0123456789":
+                if c != term[at]:
+                    variants.append(term[:at] + c + term[at + 1 :])
+    texts = [
+        " ".join(variants[i : i + 40]) + " " + lexicon.terms[i % 2]
+        for i in range(0, len(variants), 40)
+    ]
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
+    for tokenizer in ("default", "whitespace"):
+        status, n, _, lengths, counts, *_ = raw_scan(data, lexicon, tokenizer)
+        want_lengths, want_counts, _ = reference(texts, lexicon, tokenizer)
+        assert (status, n) == (kernel.STATUS_OK, len(texts))
+        assert lengths[:n].tolist() == want_lengths
+        assert counts[:n].tolist() == want_counts

@@ -200,6 +200,7 @@ def _scan_block(
     pos = 0
     key_table, key_words, key_first, key_size, key_shift = _key_table(term_bytes, term_offsets)
     key_mask = np.uint64(key_table.shape[0] - 1)
+    token_words = np.zeros(max_term // 8 + 2, dtype=np.uint64)  # a token's words, see below
     status = STATUS_OK
     while pos < n:
         line_start = pos
@@ -330,12 +331,14 @@ def _scan_block(
                 w0 = _lower_word(w0, tokenizer) & _BYTE_MASKS[min(size, 8)]
                 h = (w0 ^ np.uint64(size)) * _GOLDEN
                 j = 8
-                while j < size:
+                while j < size:  # the words after the first, kept for the comparison
                     if tok_start + j + 8 <= n:
                         w = _load8(buf, tok_start + j)
                     else:
                         w = _tail_word(buf, tok_start + j, n)
-                    h = (h ^ (_lower_word(w, tokenizer) & _BYTE_MASKS[min(size - j, 8)])) * _GOLDEN
+                    w = _lower_word(w, tokenizer) & _BYTE_MASKS[min(size - j, 8)]
+                    token_words[j >> 3] = w
+                    h = (h ^ w) * _GOLDEN
                     j += 8
                 slot = h >> key_shift
                 while True:
@@ -346,17 +349,10 @@ def _scan_block(
                     first_word = key_first[term]
                     if key_words[first_word] == w0 and key_size[term] == size:
                         same = True
-                        j = 8
-                        while j < size:
-                            if tok_start + j + 8 <= n:
-                                w = _load8(buf, tok_start + j)
-                            else:
-                                w = _tail_word(buf, tok_start + j, n)
-                            w = _lower_word(w, tokenizer) & _BYTE_MASKS[min(size - j, 8)]
-                            if key_words[first_word + (j >> 3)] != w:
+                        for j in range(1, (size + 7) >> 3):
+                            if key_words[first_word + j] != token_words[j]:
                                 same = False
                                 break
-                            j += 8
                         if same:
                             n_hits = _record(
                                 counts, hits, n_hits, want_hits, n_lines, term, term_group
