@@ -150,9 +150,6 @@ class DocStats:
             wanted = pa.array(np.asarray(docids, dtype=object), type=pa.string())
         n = len(wanted)
         threads = max(1, min(os.cpu_count() or 1, n // LOOKUP_SLICE))
-        if threads == 1:
-            found = pc.index_in(wanted, value_set=self._arrow_docids).fill_null(-1)
-            return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
         value_set = self._arrow_docids
         cuts = [n * i // threads for i in range(threads + 1)]
 
@@ -161,6 +158,8 @@ class DocStats:
             found = pc.index_in(part, value_set=value_set).fill_null(-1)
             return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
 
+        if threads == 1:
+            return look_up(0)
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rankbias-rows") as pool:
             return np.concatenate(list(pool.map(look_up, range(threads))))
 
