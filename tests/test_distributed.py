@@ -23,9 +23,11 @@ distributed = pytest.importorskip(
 import rankbias.distributed as engine  # noqa: E402
 from rankbias.cli import main  # noqa: E402
 from rankbias.lexicon import default_lexicon  # noqa: E402
-from rankbias.metrics.registry import LEGACY_LABELS  # noqa: E402
 from rankbias.runs import read_run  # noqa: E402
-from rankbias.scoring import score_runs  # noqa: E402
+from rankbias.scoring import (
+    parse_metric_list,  # noqa: E402
+    score_runs,  # noqa: E402
+)
 from rankbias.text import read_collection_stats  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -274,7 +276,7 @@ def test_score_runs_by_query_chunks(client, queries_per_task, background):
     if queries_per_task < 10:  # many small tasks: a few dozen queries are enough
         runs = [run.restrict(runs[0].qids[: 30 * queries_per_task]) for run in runs]
     options = dict(
-        metrics=tuple(LEGACY_LABELS),
+        metrics=(*parse_metric_list("all"), "fairr", "nfairr", "ifairr(background=run)"),
         cutoffs=(5, 10, 20),
         background=runs[0] if background == "bm25 run" else "collection",
         missing="neutral",

@@ -33,13 +33,14 @@ Nothing is dropped silently:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError
 from rankbias.metrics import rab as rab_family
-from rankbias.metrics.measures import PARAMETERS, Input, MeasureRequest, parse_measure
+from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
 from rankbias.text import DocStats
@@ -47,9 +48,13 @@ from rankbias.text import DocStats
 __all__ = [
     "DEFAULT_MEASURES",
     "DEFAULT_CUTOFFS",
+    "PlannedMeasure",
     "RankedInputs",
     "mean_per_system",
     "score_runs",
+    "plan_measures",
+    "collection_aggregates",
+    "restrict_inputs",
     "parse_metric_list",
     "required_inputs",
 ]
@@ -124,14 +129,14 @@ def mean_per_system(
     return out.reset_index()
 
 
-def parse_metric_list(text: str | None) -> tuple[str, ...]:
-    """``"rab_tc,nfairr(tau=0)@10"`` → the items, each checked by the parser; ``None`` → the
-    defaults; ``"all"`` → every measure computable from term statistics alone (RaB/ARaB and
-    their group parts with every magnitude, under their historical labels ``rab_tc`` …)."""
-    from rankbias.metrics.measures import ALIASES, measures, split_measure_list
+def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
+    """``"rab_tc,nfairr(tau=0)@10"`` → the parsed measures; ``None`` → the defaults;
+    ``"all"`` → every measure computable from term statistics alone (RaB/ARaB and their group
+    parts with every magnitude, under their historical labels ``rab_tc`` …)."""
+    from rankbias.metrics.measures import ALIASES, measures, parse_measures
 
-    if text is None or text.strip() == "":
-        return DEFAULT_MEASURES
+    if text is None:
+        return tuple(parse_measure(m) for m in DEFAULT_MEASURES)
     if text.strip() == "all":
         names: list[str] = []
         for measure in measures():
@@ -139,24 +144,83 @@ def parse_metric_list(text: str | None) -> tuple[str, ...]:
                 continue
             labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
             names += labels or [measure.name]
-        return tuple(names)
-    items = tuple(item for item in split_measure_list(text) if item)
-    for item in items:
-        parse_measure(item)
-    return items
-
-
-def _request(item: str | MeasureRequest) -> MeasureRequest:
-    return item if isinstance(item, MeasureRequest) else parse_measure(item)
+        return tuple(parse_measure(name) for name in names)
+    return tuple(parse_measures(text))
 
 
 def required_inputs(metrics: Sequence[str | MeasureRequest]) -> dict[Input, list[str]]:
     """Input → the measures (as given) that need it."""
     needed: dict[Input, list[str]] = {}
     for item in metrics:
-        for kind in _request(item).measure.inputs:
+        for kind in parse_measure(item).measure.inputs:
             needed.setdefault(kind, []).append(str(item))
     return needed
+
+
+class PlannedMeasure(NamedTuple):
+    """One measure of a scoring call: its request, all its parameter values and its cut-offs."""
+
+    request: MeasureRequest
+    parameters: dict
+    cutoffs: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        return self.request.label
+
+
+def plan_measures(
+    metrics: Sequence[str | MeasureRequest], cutoffs: Sequence[int] = DEFAULT_CUTOFFS
+) -> list[PlannedMeasure]:
+    """What :func:`score_runs` computes, in its order: each measure once (a measure with
+    ``@k`` at ``k``, the others at every cut-off of ``cutoffs``, each cut-off once)."""
+    if isinstance(metrics, str | MeasureRequest):
+        raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
+    requests = [parse_measure(item) for item in dict.fromkeys(metrics)]
+    cutoffs = _check_cutoffs(cutoffs)
+    plan = [
+        PlannedMeasure(
+            request,
+            request.parameters(),
+            (request.cutoff,) if request.cutoff is not None else cutoffs,
+        )
+        for request in requests
+    ]
+    labels = [(entry.label, k) for entry in plan for k in entry.cutoffs]
+    if len(set(labels)) != len(labels):
+        seen = {x for x in labels if labels.count(x) > 1}
+        raise ValueError(f"measures {sorted(seen)} are requested twice (same label and cut-off)")
+    return plan
+
+
+def _check_cutoffs(cutoffs: Sequence[int]) -> tuple[int, ...]:
+    """Each cut-off once, in order; every one an integer ≥ 1 (``2.7`` is refused)."""
+    from rankbias.metrics.measures import CUTOFF
+
+    if isinstance(cutoffs, str | bytes) or not isinstance(cutoffs, Sequence | np.ndarray):
+        raise TypeError(f"cutoffs: expected a sequence of integers ≥ 1, found {cutoffs!r}")
+    try:
+        checked = tuple(dict.fromkeys(CUTOFF.check(k) for k in cutoffs))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"cutoffs: {exc}") from None
+    if not checked:
+        raise ValueError("cutoffs: expected at least one integer ≥ 1, found none")
+    return checked
+
+
+def collection_aggregates(plan: Sequence[PlannedMeasure], stats: DocStats | None) -> dict:
+    """What the measures of ``plan`` need from the whole collection (a measure's declared
+    ``aggregate``, such as NFaiRR's ideal under its own τ), computed once from ``stats``:
+    ``{(label, cutoffs): value}``.  Every engine computes them here, from the whole
+    collection's statistics, and hands them to the scoring of each part."""
+    out = {}
+    for entry in plan:
+        measure = entry.request.measure
+        if measure.aggregate is not None and stats is not None:  # else: a missing input
+            out[entry.label, entry.cutoffs] = measure.aggregate(
+                stats, entry.cutoffs, **entry.parameters
+            )
+    return out
 
 
 def _ranked_rows(
@@ -290,14 +354,17 @@ class RankedInputs:
         """Values of a (qid, docid)-indexed series at every ranked position (NaN = padding)."""
         qids = np.repeat(self.run.qids, self.run.list_lengths)
         keep = np.concatenate([np.arange(n) < self.width for n in self.run.list_lengths])
-        index = pd.MultiIndex.from_arrays([qids[keep], self.run.docids[keep]])
-        found = table.reindex(index)
+        qids, docids = qids[keep], self.run.docids[keep]
+        if table.index.nlevels == 1:  # one score per document, whatever the query
+            found = table.reindex(pd.Index(docids))
+        else:
+            found = table.reindex(pd.MultiIndex.from_arrays([qids, docids]))
         if found.isna().any():
-            first = index[np.flatnonzero(found.isna().to_numpy())[0]]
+            first = np.flatnonzero(found.isna().to_numpy())[0]
             raise InputError(
-                f"{kind.value}: run {self.run.name!r} ranks document {first[1]!r} for query "
-                f"{first[0]!r}, which has no {what} ({int(found.isna().sum())} such position(s)"
-                "); expected one for every ranked document within the cut-offs"
+                f"{kind.value}: run {self.run.name!r} ranks document {docids[first]!r} for query "
+                f"{qids[first]!r}, which has no {what} ({int(found.isna().sum())} such "
+                "position(s)); expected one for every ranked document within the cut-offs"
             )
         lengths = self.list_lengths
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -376,8 +443,9 @@ def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactua
             supplied[Input.POLARISATION] = polarisation.astype(float)
         else:
             frame = pd.DataFrame(polarisation)
-            _require_columns(frame, ("qid", "docid", "score"), "polarisation")
-            supplied[Input.POLARISATION] = frame.set_index(["qid", "docid"])["score"].astype(float)
+            keys = ["qid", "docid"] if "qid" in frame.columns else ["docid"]
+            _require_columns(frame, (*keys, "score"), "polarisation")
+            supplied[Input.POLARISATION] = frame.set_index(keys)["score"].astype(float)
     if group_membership is not None:
         if isinstance(group_membership, pd.DataFrame):
             _require_columns(group_membership, ("docid", "protected"), "group_membership")
@@ -405,12 +473,6 @@ def score_runs(
     metrics: Sequence[str | MeasureRequest] = DEFAULT_MEASURES,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
     background: Run | str = "collection",
-    tau: float = 1.0,
-    strict: bool = False,
-    targets: Sequence[float] | None = None,
-    distance: str = "l1",
-    female: str = "f",
-    male: str = "m",
     missing: str = "error",
     empty: str = "error",
     *,
@@ -418,69 +480,61 @@ def score_runs(
     polarisation: pd.DataFrame | pd.Series | None = None,
     group_membership: Mapping[str, bool] | pd.DataFrame | None = None,
     counterfactual: Run | Mapping[str, Run] | None = None,
+    aggregates: Mapping | None = None,
 ) -> pd.DataFrame:
     """Per-query values of ``metrics`` for each run, as a tidy table.
 
-    ``metrics``: names or ``name(param=value,…)@k`` strings (or parsed
-    :class:`~rankbias.metrics.measures.MeasureRequest`); a measure with ``@k`` is computed at
-    ``k``, the others at every cut-off of ``cutoffs``.  The keyword options ``tau``,
-    ``strict``, ``targets``, ``distance``, ``female``, ``male`` set the default of the
-    parameter of that name for every measure that declares it (the ``metric`` label stays the
-    measure's name); parameters given in a measure's name override them and appear in its
+    ``metrics``: names or ``name(param=value,…)@k`` strings, or parsed
+    :class:`~rankbias.metrics.measures.MeasureRequest` values; a measure with ``@k`` is
+    computed at ``k``, the others at every cut-off of ``cutoffs``.  A measure's parameters are
+    its own: they are given in its name (``nfairr(tau=0,strict=true)``) and appear in its
     label.  ``background`` is a :class:`Run` (its documents for each query form ``S_q`` of
-    IFaiRR/NFaiRR) or ``"collection"``.  The inputs: ``stats`` (term statistics), ``qrels``,
-    ``polarisation``, ``group_membership``, ``counterfactual`` — only those the measures
-    declare are needed, and a missing one is an :class:`~rankbias.errors.InputError` naming it.
+    IFaiRR/NFaiRR with ``background=run``) or ``"collection"``.  The inputs: ``stats`` (term
+    statistics), ``qrels``, ``polarisation`` (a table ``qid, docid, score``, or ``docid,
+    score`` for scores that do not depend on the query), ``group_membership``,
+    ``counterfactual`` — only those the measures declare are needed, and a missing one is an
+    :class:`~rankbias.errors.InputError` naming it.  ``aggregates`` is for engines that score
+    a collection in parts: :func:`collection_aggregates` of the whole collection (by default
+    they are computed from ``stats``).
 
     Returns columns ``run, qid, metric, cutoff, value``; ``attrs`` holds ``missing_documents``
     (run → count), ``empty_queries`` (run → qids) and ``undefined_values``
     ((run, metric) → number of NaN values).
     """
     runs = [runs] if isinstance(runs, Run) else list(runs)
-    requests = [_request(item) for item in dict.fromkeys(metrics)]
     if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {MISSING_POLICIES}, found {missing!r}")
+        raise ValueError(f"missing: expected one of {MISSING_POLICIES}, found {missing!r}")
     if empty not in ("error", "nan"):
-        raise ValueError(f"empty must be 'error' or 'nan', found {empty!r}")
-    cutoffs = tuple(dict.fromkeys(int(k) for k in cutoffs))  # each cutoff once, in order
-    if not cutoffs or min(cutoffs) < 1:
-        raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
+        raise ValueError(f"empty: expected 'error' or 'nan', found {empty!r}")
+    plan = plan_measures(metrics, cutoffs)
     if not runs:
-        raise ValueError("no runs to score")
+        raise ValueError("runs: expected at least one Run, found none")
+    bad = [type(r).__name__ for r in runs if not isinstance(r, Run)]
+    if bad:
+        raise TypeError(f"runs: expected Run objects, found {bad[0]}")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
         raise InputError(f"two runs share a name in {names}; expected distinct run names")
     if isinstance(background, str) and background != "collection":
-        raise ValueError(f"background must be a Run or 'collection', found {background!r}")
+        raise ValueError(f"background: expected a Run or 'collection', found {background!r}")
+    if not isinstance(background, str | Run):
+        raise TypeError(f"background: expected a Run or 'collection', found {background!r}")
     supplied = _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactual)
-    for request in requests:
-        for kind in request.measure.inputs:
+    for entry in plan:
+        for kind in entry.request.measure.inputs:
             if kind not in supplied:
                 raise InputError(
-                    f"measure {request} needs the input {kind.value}, which was not supplied; "
-                    f"expected {INPUT_ARGUMENTS[kind]}"
+                    f"measure {entry.request} needs the input {kind.value}, which was not "
+                    f"supplied; expected {INPUT_ARGUMENTS[kind]}"
                 )
-    options = {
-        "tau": tau,
-        "strict": strict,
-        "targets": None if targets is None else tuple(float(t) for t in targets),
-        "distance": distance,
-        "female": female,
-        "male": male,
-        "background": "run" if isinstance(background, Run) else "collection",
-    }
-    plan = []  # (label, measure, parameters, cutoffs)
-    for request in requests:
-        parameters = request.parameters(options)
-        for name, value in parameters.items():
-            PARAMETERS[name].check(value)
-        wanted = (request.cutoff,) if request.cutoff is not None else cutoffs
-        plan.append((request.label, request.measure, parameters, wanted))
-    labels = [(label, k) for label, _, _, wanted in plan for k in wanted]
-    if len(set(labels)) != len(labels):
-        seen = {x for x in labels if labels.count(x) > 1}
-        raise ValueError(f"measures {sorted(seen)} are requested twice (same label and cut-off)")
-    widest = max(k for *_, wanted in plan for k in wanted)
+        if entry.parameters.get("background") == "run" and not isinstance(background, Run):
+            raise InputError(
+                f"measure {entry.request} reads a background run, which was not supplied; "
+                "expected background=<Run>"
+            )
+    if aggregates is None:
+        aggregates = collection_aggregates(plan, stats)
+    widest = max(k for entry in plan for k in entry.cutoffs)
     collection_cache: dict = {}
     if Input.TERM_STATISTICS in supplied and len(runs) > 1:  # one lookup for every run
         looked_up = supplied[Input.TERM_STATISTICS].rows_of_each([arrow_docids(r) for r in runs])
@@ -505,9 +559,14 @@ def score_runs(
         if Input.TERM_STATISTICS in supplied:
             inputs.ranked_group_counts()  # every retrieved document is looked up once
         blocks = []
-        for label, measure, parameters, wanted in plan:
-            values = np.asarray(measure.kernel(inputs, wanted, **parameters), dtype=np.float64)
-            blocks.append(_block(run, label, measure.level, wanted, values))
+        for entry in plan:
+            measure = entry.request.measure
+            extra = {}
+            if measure.aggregate is not None:
+                extra["aggregate"] = aggregates[entry.label, entry.cutoffs]
+            values = measure.kernel(inputs, entry.cutoffs, **extra, **entry.parameters)
+            values = np.asarray(values, dtype=np.float64)
+            blocks.append(_block(run, entry.label, measure.level, entry.cutoffs, values))
         report_missing.update(inputs.missing_documents)
         frames.append(pd.concat(blocks, ignore_index=True))
     out = pd.concat(frames, ignore_index=True)
@@ -515,6 +574,40 @@ def score_runs(
     out.attrs["empty_queries"] = report_empty
     undefined = out[out["value"].isna()].groupby(["run", "metric"]).size()
     out.attrs["undefined_values"] = {k: int(v) for k, v in undefined.items()}
+    return out
+
+
+def restrict_inputs(run: Run, inputs: Mapping[str, object]) -> dict:
+    """The part of :func:`score_runs`' keyword inputs (``qrels``, ``polarisation``,
+    ``group_membership``, ``counterfactual``, ``background``) that scoring ``run`` — one part of
+    a larger run — reads: engines ship only that with each part."""
+    out = dict(inputs)
+    qids = pd.Index(run.qids)
+    docids = pd.Index(pd.unique(run.docids))
+    qrels = out.get("qrels")
+    if qrels is not None:
+        frame = pd.DataFrame(qrels)
+        if "qid" in frame.columns:
+            out["qrels"] = frame[frame["qid"].isin(qids)]
+    polarisation = out.get("polarisation")
+    if isinstance(polarisation, pd.DataFrame):
+        key = "qid" if "qid" in polarisation.columns else "docid"
+        if key in polarisation.columns:
+            wanted = qids if key == "qid" else docids
+            out["polarisation"] = polarisation[polarisation[key].isin(wanted)]
+    membership = out.get("group_membership")
+    if isinstance(membership, pd.DataFrame) and "docid" in membership.columns:
+        out["group_membership"] = membership[membership["docid"].isin(docids)]
+    elif isinstance(membership, Mapping):
+        out["group_membership"] = {d: membership[d] for d in docids if d in membership}
+    counterfactual = out.get("counterfactual")
+    if isinstance(counterfactual, Run):
+        out["counterfactual"] = counterfactual.restrict(run.qids)
+    elif isinstance(counterfactual, Mapping) and run.name in counterfactual:
+        out["counterfactual"] = {run.name: counterfactual[run.name].restrict(run.qids)}
+    background = out.get("background")
+    if isinstance(background, Run):
+        out["background"] = background.restrict(run.qids)
     return out
 
 

@@ -702,7 +702,19 @@ def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+
+VARIANCE = Parameter(
+    "variance",
+    "str",
+    "prefix",
+    "centre of the prefix variance: the prefix's own mean (released code) or the mean of all "
+    "scores (Ziems et al. 2024 Eq. 5)",
+    allowed=("prefix", "global"),
+)
+STEP = Parameter("step", "int", 1, "distance s between cut points i = s, 2s, …", minimum=1)
+INCLUDE_FULL = Parameter("include_full", "bool", False, "count the cut point i = n too")
+_DUO_PARAMETERS = (VARIANCE, STEP, INCLUDE_FULL)
 
 
 def _per_list_kernel(function):
@@ -733,7 +745,8 @@ register(
         HigherIs.MORE_BIASED,
         (Input.POLARISATION,),
         _per_list_kernel(duo),
-        ("variance", "step", "include_full"),
+        _DUO_PARAMETERS,
+        display="Duo",
     )
 )
 register(
@@ -746,6 +759,7 @@ register(
         HigherIs.SIGNED,
         (Input.POLARISATION,),
         _per_list_kernel(signed_duo),
-        ("variance", "step", "include_full"),
+        _DUO_PARAMETERS,
+        display="signed Duo",
     )
 )

@@ -37,7 +37,14 @@ from rankbias.metrics.validation import (
     check_values,
 )
 
-__all__ = ["neutrality", "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "nfairr"]
+__all__ = [
+    "neutrality",
+    "fairr_at_cutoffs",
+    "ideal_fairr",
+    "ideal_fairr_collection",
+    "nfairr",
+    "collection_ideal",
+]
 
 
 def neutrality(
@@ -49,6 +56,8 @@ def neutrality(
     """``ω(d)`` for every document from its ``(n_docs, n_groups)`` magnitudes ``M_g(d)``.
 
     ``strict=False`` (default): neutral when ``Σ_g M_g ≤ τ``; ``strict=True``: when ``< τ``.
+    A document without any group term is neutral (``ω = 1``) under both readings, also with
+    ``strict=True`` and ``τ = 0``, where its group shares would be ``0/0``.
     ``targets`` are the ``J_g`` (default ``1/|G|`` each; otherwise non-negative shares summing
     to 1).  Counts must be finite and non-negative and ``τ`` finite and ``≥ 0``: a NaN or
     negative count, or ``τ < 0``, would give a neutrality that looks valid, so each is an
@@ -62,7 +71,8 @@ def neutrality(
     tau = check_tau(tau)
     target = check_targets(targets, n_groups)
     total = counts.sum(axis=1)
-    neutral = total < tau if strict else total <= tau
+    # a document without group terms is neutral under every reading: its shares are 0/0
+    neutral = (total < tau if strict else total <= tau) | (total == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = counts / total[:, None]
     omega = 1.0 - np.abs(share - target[None, :]).sum(axis=1)
@@ -128,10 +138,21 @@ def nfairr(fairr_values: np.ndarray, ideal_values: np.ndarray) -> np.ndarray:
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
 
 _REFERENCE = "rekabsaz2021societal; abolghasemi2024texfair Eq. 1–3"
-_PARAMETERS = ("tau", "strict", "targets")
+TAU = Parameter("tau", "float", 1.0, "neutrality threshold: ω = 1 when Σ_g M_g(d) ≤ τ", minimum=0.0)
+STRICT = Parameter("strict", "bool", False, "use Σ_g M_g(d) < τ instead of ≤ τ")
+TARGETS = Parameter("targets", "floats", None, "target share J_g per group (uniform if not given)")
+BACKGROUND = Parameter(
+    "background",
+    "str",
+    "collection",
+    "the set S_q whose most neutral documents give IFaiRR: the whole collection, or the "
+    "background run given to the scorer",
+    allowed=("collection", "run"),
+)
+_NEUTRALITY = (TAU, STRICT, TARGETS)
 
 
 def _neutrality_of_collection(inputs, tau, strict, targets):
@@ -142,27 +163,36 @@ def _neutrality_of_collection(inputs, tau, strict, targets):
     return inputs.collection_cache[key]
 
 
+def collection_ideal(stats, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
+    """What IFaiRR and NFaiRR need from the whole collection: ``IFaiRR@k`` of the collection's
+    most neutral documents under the measure's own τ, ``strict`` and targets, one value per
+    cut-off; ``None`` for ``background=run``."""
+    if background != "collection":
+        return None
+    return ideal_fairr_collection(neutrality(stats.group_counts, tau, targets, strict), cutoffs)
+
+
 def _fairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None):
     omega = _neutrality_of_collection(inputs, tau, strict, targets)
     return fairr_at_cutoffs(inputs.ranked(omega, 1.0), inputs.list_lengths, cutoffs)
 
 
-def _ifairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
-    omega = _neutrality_of_collection(inputs, tau, strict, targets)
+def _ifairr_kernel(
+    inputs, cutoffs, aggregate=None, tau=1.0, strict=False, targets=None, background="collection"
+):
     if background == "collection":
-        key = ("ideal_collection", tau, strict, targets, tuple(cutoffs))
-        if key not in inputs.collection_cache:
-            inputs.collection_cache[key] = ideal_fairr_collection(omega, cutoffs)
-        ideal = inputs.collection_cache[key]
-        return np.broadcast_to(ideal[None, :], (inputs.n_queries, len(cutoffs))).copy()
+        return np.broadcast_to(aggregate[None, :], (inputs.n_queries, len(cutoffs))).copy()
+    omega = _neutrality_of_collection(inputs, tau, strict, targets)
     background_omega, background_lengths = inputs.background_ranked(omega, 1.0)
     return ideal_fairr(background_omega, background_lengths, cutoffs)
 
 
-def _nfairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
+def _nfairr_kernel(
+    inputs, cutoffs, aggregate=None, tau=1.0, strict=False, targets=None, background="collection"
+):
     return nfairr(
         _fairr_kernel(inputs, cutoffs, tau, strict, targets),
-        _ifairr_kernel(inputs, cutoffs, tau, strict, targets, background),
+        _ifairr_kernel(inputs, cutoffs, aggregate, tau, strict, targets, background),
     )
 
 
@@ -176,7 +206,8 @@ register(
         HigherIs.FAIRER,
         (Input.TERM_STATISTICS,),
         _fairr_kernel,
-        _PARAMETERS,
+        _NEUTRALITY,
+        display="FaiRR",
     )
 )
 register(
@@ -189,7 +220,9 @@ register(
         HigherIs.NEITHER,
         (Input.TERM_STATISTICS,),
         _ifairr_kernel,
-        _PARAMETERS + ("background",),
+        _NEUTRALITY + (BACKGROUND,),
+        display="IFaiRR",
+        aggregate=collection_ideal,
     )
 )
 register(
@@ -201,6 +234,8 @@ register(
         HigherIs.FAIRER,
         (Input.TERM_STATISTICS,),
         _nfairr_kernel,
-        _PARAMETERS + ("background",),
+        _NEUTRALITY + (BACKGROUND,),
+        display="NFaiRR",
+        aggregate=collection_ideal,
     )
 )

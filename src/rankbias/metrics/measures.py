@@ -1,28 +1,40 @@
-"""The metric API: measures declared next to their kernels, one parser, one listing.
+"""The measure model: a measure is a value, declared once next to its kernel.
 
-In the style of ``ir_measures``, every family module (:mod:`~rankbias.metrics.rab`,
+In the manner of ``ir_measures``, every family module (:mod:`~rankbias.metrics.rab`,
 :mod:`~rankbias.metrics.fairr`, :mod:`~rankbias.metrics.texfair`, :mod:`~rankbias.metrics.duo`,
 :mod:`~rankbias.metrics.rank_fairness`, :mod:`~rankbias.metrics.prf`,
-:mod:`~rankbias.metrics.rbo`) ends with :func:`register` calls that declare its measures:
+:mod:`~rankbias.metrics.rbo`) ends with :func:`register` calls that declare its measures.  A
+:class:`Measure` says
 
-- ``name`` and ``family``; a one-line ``definition`` and a ``reference`` (bib key + equation);
-- ``parameters``: names of entries of :data:`PARAMETERS`, each declared once with its type,
-  default, allowed values and meaning, and shared by every measure that uses it;
+- ``name``, ``display`` (how the book and the tables write it: ``NFaiRR``) and ``family``; a
+  one-line ``definition`` and a ``reference`` (bib key and equation);
+- ``parameters``: :class:`Parameter` values declared in the family's own module, each with
+  its type, default, allowed values and meaning; the cut-off ``@k`` is the parameter
+  :data:`CUTOFF`, shared by every measure;
 - ``higher_is``: a :class:`HigherIs` (``fairer``, ``more_biased``, ``signed``, ``neither``);
 - ``inputs``: the :class:`Input` kinds the kernel reads (term statistics, relevance judgements,
   polarisation scores, a counterfactual run, group membership);
 - ``level``: ``"query"`` (one value per query and cut-off) or ``"system"`` (one per run and
   cut-off, reported with ``qid = "all"``);
+- ``aggregate`` (optional): ``aggregate(stats, cutoffs, **parameters)``, what the measure needs
+  from the *whole* collection (NFaiRR's ideal under its own τ), computed once per collection
+  by the scoring provider and handed to the kernel as ``aggregate=``; ``None`` when the
+  parameters need nothing collection-wide;
 - ``kernel(inputs, cutoffs, **parameters)``: reads the arrays it needs from a
   :class:`rankbias.scoring.RankedInputs` (many queries at once) and returns an array
   ``(n_queries, n_cutoffs)`` (``(n_cutoffs,)`` for a system-level measure).
 
-:func:`parse_measure` reads ``texfair@10``, ``nfairr(tau=0)@10``, ``arab(magnitude=tf)@5`` or
-``duo(variance=global)@20``; :func:`rankbias.scoring.score_runs` computes any set of them into
-the tidy table ``run, qid, metric, cutoff, value``.  The ``metric`` column holds a measure's
-canonical label: its name followed by the parameters given that differ from their defaults,
-``nfairr(tau=0)``; the RaB/ARaB measures keep their historical labels (``arab_tf``,
-``rab_bool_f``), which the parser accepts as names too.
+Text such as ``nfairr(tau=0,strict=true)@10`` is read once, at the edge, by
+:func:`parse_measure` into a :class:`MeasureRequest` — the measure, the parameters given and
+the cut-off — which is hashable and compared as a value; nothing below the edge reads text.
+The ``metric`` column of the tidy table holds a request's :attr:`~MeasureRequest.label`: the
+name followed by the given parameters that differ from their defaults, ``nfairr(tau=0)``; the
+RaB/ARaB measures keep their historical labels (``arab_tf``, ``rab_bool_f``), which the parser
+accepts as names too.
+
+Measures from outside the package join through the entry-point group ``rankbias.measures``
+(:data:`ENTRY_POINT_GROUP`): each entry point names a :class:`Measure`, a sequence of them, or
+a module whose import registers its measures.
 """
 
 from __future__ import annotations
@@ -30,8 +42,9 @@ from __future__ import annotations
 import enum
 import importlib
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "HigherIs",
@@ -39,17 +52,23 @@ __all__ = [
     "Parameter",
     "Measure",
     "MeasureRequest",
-    "PARAMETERS",
+    "CUTOFF",
     "MEASURES",
     "FAMILIES",
+    "ENTRY_POINT_GROUP",
     "register",
+    "measures",
     "get_measure",
     "parse_measure",
     "parse_measures",
     "split_measure_list",
     "split_cutoff",
+    "higher_is",
+    "display_name",
     "measure_table",
 ]
+
+ENTRY_POINT_GROUP = "rankbias.measures"
 
 
 class HigherIs(enum.StrEnum):
@@ -66,18 +85,23 @@ class Input(enum.StrEnum):
 
     TERM_STATISTICS = "term_statistics"  # per-document group magnitudes and lengths
     RELEVANCE = "relevance"  # relevance judgements (qrels)
-    POLARISATION = "polarisation_scores"  # per (query, document) scores from embeddings
+    POLARISATION = "polarisation_scores"  # per document (or query and document) scores
     COUNTERFACTUAL_RUN = "counterfactual_run"  # the same system on a counterfactual collection
     GROUP_MEMBERSHIP = "group_membership"  # per document: in the protected group or not
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 @dataclass(frozen=True)
 class Parameter:
-    """A measure parameter, declared once and shared by every measure that uses it.
+    """A parameter of a measure, declared in the module of the measure's family.
 
     ``type`` is one of ``int``, ``float``, ``bool``, ``str``, ``floats`` (a tuple, written
-    ``(0.3,0.7)``); ``allowed`` lists the admissible values of a ``str`` parameter;
-    ``minimum`` bounds a number from below (``exclusive_minimum`` for a strict bound).
+    ``(0.3,0.7)``); ``allowed`` lists the admissible values; ``minimum`` and ``maximum`` bound a
+    number (``exclusive_minimum`` makes the lower bound strict; ``maximum`` is always strict).
+    Numbers are read in ASCII decimal notation only (``1_0``, ``0x1``, ``١٠`` are refused).
     """
 
     name: str
@@ -92,14 +116,13 @@ class Parameter:
     def parse(self, text: str) -> object:
         """The value of ``text`` in this parameter's type; a ValueError says what was expected."""
         text = text.strip()
-        expected = self.describe_type()
         try:
             if self.type == "int":
+                if not _INTEGER.fullmatch(text):
+                    raise ValueError
                 value = int(text)
             elif self.type == "float":
-                value = float(text)
-                if not math.isfinite(value):
-                    raise ValueError
+                value = _finite(text)
             elif self.type == "bool":
                 lowered = text.lower()
                 if lowered not in ("true", "false", "1", "0", "yes", "no"):
@@ -107,33 +130,66 @@ class Parameter:
                 value = lowered in ("true", "1", "yes")
             elif self.type == "floats":
                 inner = text.removeprefix("(").removesuffix(")")
-                value = tuple(float(part) for part in inner.split(","))
-                if not all(math.isfinite(v) for v in value):
-                    raise ValueError
+                value = tuple(_finite(part.strip()) for part in inner.split(","))
             else:
                 value = text
         except ValueError:
             raise ValueError(
-                f"parameter {self.name}: cannot read {text!r}; expected {expected}"
+                f"parameter {self.name}: cannot read {text!r}; expected {self.describe_type()}"
             ) from None
         return self.check(value)
 
     def check(self, value: object) -> object:
-        """``value`` if it is admissible, else a ValueError naming the parameter."""
+        """``value`` in this parameter's type if it is admissible, else a ValueError (or a
+        TypeError for a value of the wrong type) naming the parameter."""
         if value is None and self.default is None:
             return value
+        value = self._typed(value)
         if self.allowed is not None and value not in self.allowed:
             raise ValueError(
                 f"parameter {self.name}: value {value!r} is not allowed; expected one of "
                 f"{', '.join(map(str, self.allowed))}"
             )
-        if self.type in ("int", "float") and self.minimum is not None:
-            low = value <= self.minimum if self.exclusive_minimum else value < self.minimum
+        if self.type in ("int", "float"):
+            low = self.minimum is not None and (
+                value <= self.minimum if self.exclusive_minimum else value < self.minimum
+            )
             if low or (self.maximum is not None and value >= self.maximum):
                 raise ValueError(
                     f"parameter {self.name}: value {value!r} is out of range; expected "
                     f"{self.describe_type()}"
                 )
+        return value
+
+    def _typed(self, value: object) -> object:
+        wrong = TypeError(
+            f"parameter {self.name}: expected {self.describe_type()}, found "
+            f"{type(value).__name__} {value!r}"
+        )
+        if self.type == "bool":
+            if not isinstance(value, bool):
+                raise wrong
+            return value
+        if self.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int | _np_integer()):
+                raise wrong
+            return int(value)
+        if self.type == "float":
+            if isinstance(value, bool) or not isinstance(value, int | float | _np_number()):
+                raise wrong
+            if not math.isfinite(float(value)):
+                raise ValueError(f"parameter {self.name}: expected a finite number, found {value}")
+            return float(value)
+        if self.type == "floats":
+            try:
+                values = tuple(float(v) for v in value)
+            except (TypeError, ValueError):
+                raise wrong from None
+            if not values or not all(math.isfinite(v) for v in values):
+                raise ValueError(f"parameter {self.name}: expected finite numbers, found {value!r}")
+            return values
+        if not isinstance(value, str):
+            raise wrong
         return value
 
     def describe_type(self) -> str:
@@ -149,6 +205,8 @@ class Parameter:
         return text
 
     def show(self, value: object) -> str:
+        if value is None:
+            return "none"
         if isinstance(value, tuple):
             return "(" + ",".join(f"{v:g}" for v in value) + ")"
         if isinstance(value, bool):
@@ -158,105 +216,35 @@ class Parameter:
         return str(value)
 
 
-PARAMETERS: dict[str, Parameter] = {
-    p.name: p
-    for p in (
-        Parameter(
-            "magnitude",
-            "str",
-            "tc",
-            "per-document group magnitude: term count, ln(1 + count) (released code), "
-            "1[count > 0], or Σ ln tf (Klasnja et al. 2022 Eq. 2 as printed)",
-            allowed=("tc", "tf", "bool", "tf_paper"),
-        ),
-        Parameter("female", "str", "f", "label of the female group (RaB/ARaB, PRF)"),
-        Parameter("male", "str", "m", "label of the male group (RaB/ARaB, PRF)"),
-        Parameter(
-            "tau", "float", 1.0, "neutrality threshold: ω = 1 when Σ_g M_g(d) ≤ τ", minimum=0.0
-        ),
-        Parameter("strict", "bool", False, "use Σ_g M_g(d) < τ instead of ≤ τ"),
-        Parameter(
-            "background",
-            "str",
-            "collection",
-            "the set S_q whose most neutral documents give IFaiRR: the whole collection, or "
-            "the background run given to the scorer",
-            allowed=("collection", "run"),
-        ),
-        Parameter("targets", "floats", None, "target share per group (uniform if not given)"),
-        Parameter(
-            "distance",
-            "str",
-            "l1",
-            "AWRF distance to the target: L1, L2, Jensen–Shannon (bits), KL (nats)",
-            allowed=("l1", "l2", "jsd", "kl"),
-        ),
-        Parameter(
-            "variance",
-            "str",
-            "prefix",
-            "centre of the prefix variance: the prefix's own mean (released code) or the mean "
-            "of all scores (Ziems et al. 2024 Eq. 5)",
-            allowed=("prefix", "global"),
-        ),
-        Parameter("step", "int", 1, "distance s between cut points i = s, 2s, …", minimum=1),
-        Parameter("include_full", "bool", False, "count the cut point i = n too (Duo)"),
-        Parameter(
-            "discount",
-            "str",
-            "log2(i+1)",
-            "cut-point discount of rND/rKL: 1/log2(i+1) (FairRank code) or 1/log2(i) "
-            "(Yang & Stoyanovich 2017, skips i = 1)",
-            allowed=("log2(i+1)", "log2(i)"),
-        ),
-        Parameter(
-            "normalisation",
-            "str",
-            "max",
-            "rND/rKL normaliser over all orderings: raw / max, or (raw − min) / (max − min) "
-            "(Yang & Stoyanovich 2017 Eq. 2; Ziems et al. 2024 Eq. 2)",
-            allowed=("max", "min_max"),
-        ),
-        Parameter(
-            "kl_smoothing",
-            "str",
-            "none",
-            "rKL: 0·log 0 = 0, or FairRank's replacement of shares 0 and 1 by 0.001",
-            allowed=("none", "fairrank"),
-        ),
-        Parameter(
-            "score_normalisation",
-            "str",
-            "min_max",
-            "map of retrieval scores into [0, 1] for PRF/nPRF: per-query min–max, sigmoid, "
-            "or none (scores already in [0, 1])",
-            allowed=("min_max", "sigmoid", "none"),
-        ),
-        Parameter(
-            "ddof",
-            "int",
-            0,
-            "TS: 0 = population variances (Li et al. 2022), 1 = sample variances",
-            allowed=(0, 1),
-        ),
-        Parameter(
-            "p",
-            "float",
-            0.9,
-            "RBO persistence, strictly between 0 and 1",
-            minimum=0.0,
-            exclusive_minimum=True,
-            maximum=1.0,
-        ),
-    )
-}
+def _finite(text: str) -> float:
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError
+    return float(text)
+
+
+def _np_integer():
+    import numpy as np
+
+    return np.integer
+
+
+def _np_number():
+    import numpy as np
+
+    return np.integer | np.floating
+
+
+#: The cut-off ``@k`` of every measure: an integer ≥ 1 and at most 2³¹ − 1.
+CUTOFF = Parameter(
+    "cutoff", "int", None, "depth k: the first k documents of each list", minimum=1, maximum=2**31
+)
 
 #: The families of the package, in the order the listing shows them (a family not listed here,
-#: e.g. a user's new module, follows them).
+#: e.g. a plugin's, follows them).
 FAMILIES = ("rab", "fairr", "texfair", "duo", "rank_fairness", "prf", "rbo")
-_FAMILY_MODULES = tuple(f"rankbias.metrics.{family}" for family in FAMILIES)
 
 Kernel = Callable[..., object]
+RESERVED = ("aggregate", "cutoff")
 
 
 @dataclass(frozen=True)
@@ -270,58 +258,100 @@ class Measure:
     higher_is: HigherIs
     inputs: tuple[Input, ...]
     kernel: Kernel
-    parameters: tuple[str, ...] = ()
+    parameters: tuple[Parameter, ...] = ()
     level: str = "query"
+    display: str = ""
+    aggregate: Callable | None = None
     label: Callable[[Mapping[str, object]], str] | None = field(default=None, compare=False)
     label_parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name, re.ASCII):
+            raise ValueError(f"measure name {self.name!r}: expected lower-case [a-z0-9_]")
         if not isinstance(self.higher_is, HigherIs):
             raise TypeError(f"{self.name}: higher_is must be a HigherIs, found {self.higher_is!r}")
-        if not all(isinstance(i, Input) for i in self.inputs):
+        if not self.inputs or not all(isinstance(i, Input) for i in self.inputs):
             raise TypeError(f"{self.name}: inputs must be Input members, found {self.inputs}")
-        unknown = [p for p in self.parameters if p not in PARAMETERS]
-        if unknown:
-            raise ValueError(f"{self.name}: parameters {unknown} are not declared in PARAMETERS")
+        if not all(isinstance(p, Parameter) for p in self.parameters):
+            raise TypeError(f"{self.name}: parameters must be Parameter values")
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names) or set(names) & set(RESERVED):
+            raise ValueError(f"{self.name}: parameter names {names} repeat or use {RESERVED}")
         if self.level not in ("query", "system"):
             raise ValueError(f"{self.name}: level must be 'query' or 'system'")
+        if not callable(self.kernel):
+            raise TypeError(f"{self.name}: kernel must be callable")
+        if not self.display:
+            object.__setattr__(self, "display", self.name)
+
+    def parameter(self, name: str) -> Parameter:
+        for parameter in self.parameters:
+            if parameter.name == name:
+                return parameter
+        known = ", ".join(p.name for p in self.parameters) or "none"
+        raise ValueError(f"unknown parameter {name!r} of {self.name}; its parameters: {known}")
 
     def defaults(self) -> dict[str, object]:
-        return {p: PARAMETERS[p].default for p in self.parameters}
+        return {p.name: p.default for p in self.parameters}
+
+    def __call__(self, cutoff: int | None = None, **parameters) -> MeasureRequest:
+        """``get_measure("nfairr")(10, tau=0)``: the request, parameters checked."""
+        return MeasureRequest(self).with_parameters(**parameters).at(cutoff)
 
 
 @dataclass(frozen=True)
 class MeasureRequest:
-    """A parsed measure: the measure, the parameters given explicitly, and an optional cut-off."""
+    """A measure with the parameters given explicitly and an optional cut-off: a value."""
 
     measure: Measure
     given: tuple[tuple[str, object], ...] = ()
     cutoff: int | None = None
 
-    def parameters(self, options: Mapping[str, object] | None = None) -> dict[str, object]:
-        """Declared defaults, overridden by ``options`` (the scorer's keyword options, for the
-        parameters this measure declares), overridden by the parameters given in the name."""
-        values = self.measure.defaults()
-        for name, value in (options or {}).items():
-            if name in values:
-                values[name] = value
-        values.update(dict(self.given))
-        return values
+    def parameters(self) -> dict[str, object]:
+        """The declared defaults, overridden by the parameters given."""
+        return self.measure.defaults() | dict(self.given)
+
+    def with_parameters(self, **values) -> MeasureRequest:
+        """This request with ``values`` given (each checked against its declaration)."""
+        given = dict(self.given)
+        for name, value in values.items():
+            given[name] = self.measure.parameter(name).check(value)
+        order = [p.name for p in self.measure.parameters]
+        return replace(self, given=tuple((p, given[p]) for p in order if p in given))
+
+    def at(self, cutoff: int | None) -> MeasureRequest:
+        """This request at cut-off ``cutoff`` (``None``: at the scorer's cut-offs)."""
+        return replace(self, cutoff=None if cutoff is None else CUTOFF.check(cutoff))
+
+    def _shown(self) -> list[str]:
+        measure, given = self.measure, dict(self.given)
+        return [
+            f"{p.name}={p.show(given[p.name])}"
+            for p in measure.parameters
+            if p.name in given
+            and p.name not in measure.label_parameters
+            and given[p.name] != p.default
+        ]
 
     @property
     def label(self) -> str:
         """The ``metric`` column: name plus the given parameters that differ from defaults."""
         measure = self.measure
-        given = dict(self.given)
-        base = measure.label(measure.defaults() | given) if measure.label else measure.name
-        shown = [
-            f"{p}={PARAMETERS[p].show(given[p])}"
-            for p in measure.parameters
-            if p in given
-            and p not in measure.label_parameters
-            and given[p] != PARAMETERS[p].default
-        ]
+        base = measure.label(self.parameters()) if measure.label else measure.name
+        shown = self._shown()
         return base + (f"({','.join(shown)})" if shown else "")
+
+    @property
+    def display(self) -> str:
+        """How a table or figure writes it: ``NFaiRR (τ=0)``-style, ``NFaiRR(tau=0)@10``."""
+        measure = self.measure
+        base = measure.display
+        if measure.label_parameters:  # ARaB (tf): the values its label spells out
+            values = self.parameters()
+            base += f" ({','.join(str(values[p]) for p in measure.label_parameters)})"
+        shown = self._shown()
+        text = base + (f"({','.join(shown)})" if shown else "")
+        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     def __str__(self) -> str:
         return self.label + (f"@{self.cutoff}" if self.cutoff is not None else "")
@@ -330,10 +360,13 @@ class MeasureRequest:
 MEASURES: dict[str, Measure] = {}
 #: Other names the parser accepts: name → (measure name, parameters), e.g. ``arab_tf``.
 ALIASES: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {}
+_LOADED: list[bool] = []
 
 
 def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | None = None):
     """Add ``measure`` (and parser aliases ``name → parameters``) to the registry."""
+    if not isinstance(measure, Measure):
+        raise TypeError(f"register: expected a Measure, found {type(measure).__name__}")
     existing = MEASURES.get(measure.name)
     if existing is not None and existing != measure:
         raise ValueError(f"measure {measure.name!r} is registered twice")
@@ -344,15 +377,27 @@ def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | Non
 
 
 def _load_families() -> None:
-    """Import every module of :mod:`rankbias.metrics`: a new family module registers itself."""
-    import pkgutil
+    """Import the family modules (they register themselves), then the plugins: every entry
+    point of the group ``rankbias.measures``, once per process."""
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    for family in FAMILIES:
+        importlib.import_module(f"rankbias.metrics.{family}")
+    from importlib.metadata import entry_points
 
-    import rankbias.metrics as package
-
-    for module in _FAMILY_MODULES:
-        importlib.import_module(module)
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = entry.load()
+        except Exception as exc:
+            raise ImportError(
+                f"measure plugin {entry.name!r} ({entry.value}, entry point group "
+                f"{ENTRY_POINT_GROUP!r}) failed to load: {exc}"
+            ) from exc
+        items = [loaded] if isinstance(loaded, Measure) else loaded
+        if isinstance(items, Sequence):
+            for item in items:
+                register(item)
 
 
 def measures() -> list[Measure]:
@@ -382,6 +427,15 @@ def higher_is(label: str) -> HigherIs | None:
         return None
 
 
+def display_name(label: str) -> str:
+    """How the book writes the measure ``label`` names (``nfairr@10`` → ``NFaiRR@10``); any
+    other label (``nDCG@10``) as it is."""
+    try:
+        return parse_measure(label).display
+    except ValueError:
+        return label
+
+
 def split_measure_list(text: str) -> list[str]:
     """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets."""
     items, depth, current = [], 0, []
@@ -408,22 +462,31 @@ def split_cutoff(text: str) -> tuple[str, int | None]:
     reader of the ``@k`` suffix, for registered measures and any other label (``nDCG@10``).
 
     An ``@`` inside parentheses (``name(key=a@b)``) is not a cut-off; a cut-off that is not an
-    integer ≥ 1 is a ValueError naming the label.
+    ASCII integer in ``1…2³¹−1`` is a ValueError naming the label.
     """
-    original = text
     text = text.strip()
     head, at, tail = text.rpartition("@")
     if not at or ")" in tail:
         return text, None
-    if not tail.strip().isdigit() or int(tail) < 1:
+    try:
+        cutoff = CUTOFF.parse(tail)
+    except ValueError:
         raise ValueError(
-            f"measure {original!r}: bad cut-off {tail!r}; expected an integer ≥ 1 after '@'"
-        )
-    return head.strip(), int(tail)
+            f"measure {text!r}: bad cut-off {tail!r}; expected an integer from 1 to "
+            f"{2**31 - 1} after '@'"
+        ) from None
+    return head.strip(), cutoff
 
 
-def parse_measure(text: str) -> MeasureRequest:
-    """``"nfairr(tau=0)@10"`` → a :class:`MeasureRequest`; errors say what was expected."""
+def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
+    """``"nfairr(tau=0)@10"`` → a :class:`MeasureRequest`; errors say what was expected.
+
+    A :class:`MeasureRequest` is returned as it is.
+    """
+    if isinstance(text, MeasureRequest):
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"measure: expected text or a MeasureRequest, found {text!r}")
     original = text
     if not text.strip():
         raise ValueError("empty measure name; expected e.g. texfair@10 or nfairr(tau=0)@10")
@@ -452,49 +515,56 @@ def parse_measure(text: str) -> MeasureRequest:
             key = key.strip()
             if not eq or not key:
                 raise ValueError(f"measure {original!r}: parameter {item!r} is not key=value")
-            if key not in measure.parameters:
-                known = ", ".join(measure.parameters) or "none"
-                raise ValueError(
-                    f"measure {original!r}: unknown parameter {key!r} of {measure.name}; "
-                    f"its parameters: {known}"
-                )
+            try:
+                parameter = measure.parameter(key)
+            except ValueError as exc:
+                raise ValueError(f"measure {original!r}: {exc}") from None
             if key in given and name not in ALIASES:
                 raise ValueError(f"measure {original!r}: parameter {key!r} given twice")
-            given[key] = PARAMETERS[key].parse(value)
-    ordered = tuple((p, given[p]) for p in measure.parameters if p in given)
-    return MeasureRequest(measure, ordered, cutoff)
+            try:
+                given[key] = parameter.parse(value)
+            except ValueError as exc:
+                raise ValueError(f"measure {original!r}: {exc}") from None
+    return MeasureRequest(measure).with_parameters(**given).at(cutoff)
 
 
 def parse_measures(text: str) -> list[MeasureRequest]:
-    """A comma-separated list of measures (commas inside parameters are fine)."""
-    return [parse_measure(item) for item in split_measure_list(text)]
+    """A comma-separated list of measures (commas inside parameters are fine); an empty item
+    is an error."""
+    items = split_measure_list(text)
+    if any(not item for item in items):
+        raise ValueError(
+            f"measure list {text!r} has an empty item; expected comma-separated measures "
+            "like texfair@10,nfairr(tau=0)@5"
+        )
+    return [parse_measure(item) for item in items]
+
+
+def describe_parameters(measure: Measure) -> str:
+    """``tau=1 (float); strict=false (bool); …``: each parameter with its default and type."""
+    return "; ".join(
+        f"{p.name}={p.show(p.default) if p.default is not None else 'uniform'}"
+        + (f" ({'|'.join(map(str, p.allowed))})" if p.allowed else f" ({p.type})")
+        for p in measure.parameters
+    )
 
 
 def measure_table():
     """Every measure as a table: name, family, higher_is, inputs, parameters, reference."""
     import pandas as pd
 
-    rows = []
-    for measure in measures():
-        params = "; ".join(
-            f"{p}={PARAMETERS[p].show(PARAMETERS[p].default) if PARAMETERS[p].default is not None else 'uniform'}"  # noqa: E501
-            + (
-                f" ({'|'.join(map(str, PARAMETERS[p].allowed))})"
-                if PARAMETERS[p].allowed
-                else f" ({PARAMETERS[p].type})"
-            )
-            for p in measure.parameters
-        )
-        rows.append(
-            {
-                "name": measure.name,
-                "family": measure.family,
-                "higher_is": measure.higher_is.value,
-                "inputs": " + ".join(i.value for i in measure.inputs),
-                "parameters": params,
-                "reference": measure.reference,
-                "level": measure.level,
-                "definition": measure.definition,
-            }
-        )
+    rows = [
+        {
+            "name": measure.name,
+            "family": measure.family,
+            "higher_is": measure.higher_is.value,
+            "inputs": " + ".join(i.value for i in measure.inputs),
+            "parameters": describe_parameters(measure),
+            "reference": measure.reference,
+            "level": measure.level,
+            "display": measure.display,
+            "definition": measure.definition,
+        }
+        for measure in measures()
+    ]
     return pd.DataFrame(rows)

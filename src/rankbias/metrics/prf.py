@@ -277,10 +277,26 @@ def t_statistic_squared(
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+from rankbias.metrics.rab import FEMALE, MALE  # noqa: E402
 
 _INPUTS = (Input.TERM_STATISTICS, Input.RELEVANCE)
-_OPTIONS = ("score_normalisation", "female", "male")
+SCORE_NORMALISATION = Parameter(
+    "score_normalisation",
+    "str",
+    "min_max",
+    "map of retrieval scores into [0, 1]: per-query min–max, sigmoid, or none (scores already "
+    "in [0, 1])",
+    allowed=("min_max", "sigmoid", "none"),
+)
+DDOF = Parameter(
+    "ddof",
+    "int",
+    0,
+    "0 = population variances (Li et al. 2022), 1 = sample variances",
+    allowed=(0, 1),
+)
+_OPTIONS = (SCORE_NORMALISATION, FEMALE, MALE)
 
 
 def _per_query_table(inputs, cutoffs, score_normalisation, female, male):
@@ -356,26 +372,30 @@ for _column, _title in (("prf", "PRF"), ("nprf", "nPRF")):
                 _INPUTS,
                 _query_kernel(_column, _group),
                 _OPTIONS,
+                display=f"{_title}_{_group}",
             )
         )
-for _name, _definition, _reference, _extra in (
+for _name, _display, _definition, _reference, _extra in (
     (
         "delta_a_prf",
+        "|ΔA-PRF|",
         "|ΔA-PRF|@k = |mean_{T_m} PRF_m − mean_{T_f} PRF_f| over the queries of the run",
         "li2022debiasing §4",
         (),
     ),
     (
         "pd",
+        "PD",
         "PD@k = mean over (male query, female query) pairs of (nPRF_m − nPRF_f)²",
         "li2022debiasing Eq. 4",
         (),
     ),
     (
         "ts",
+        "TS",
         "TS@k = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f) of the per-query nPRF values",
         "li2022debiasing §4 (standard form of the printed statistic)",
-        ("ddof",),
+        (DDOF,),
     ),
 ):
     register(
@@ -389,5 +409,6 @@ for _name, _definition, _reference, _extra in (
             _system_kernel(_name),
             _OPTIONS + _extra,
             level="system",
+            display=_display,
         )
     )

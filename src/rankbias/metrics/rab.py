@@ -126,7 +126,18 @@ def rank_bias(
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+
+MAGNITUDE = Parameter(
+    "magnitude",
+    "str",
+    "tc",
+    "per-document group magnitude: term count, ln(1 + count) (released code), "
+    "1[count > 0], or Σ ln tf (Klasnja et al. 2022 Eq. 2 as printed)",
+    allowed=("tc", "tf", "bool", "tf_paper"),
+)
+FEMALE = Parameter("female", "str", "f", "label of the female group in the word list")
+MALE = Parameter("male", "str", "m", "label of the male group in the word list")
 
 _REFERENCE = "rekabsaz2020neural; klasnja2022characteristics Eq. 1–3"
 _PARTS = {"": None, "_f": "female", "_m": "male"}
@@ -173,7 +184,8 @@ for _base, _text in (
                 higher_is=HigherIs.SIGNED if not _group else HigherIs.NEITHER,
                 inputs=(Input.TERM_STATISTICS,),
                 kernel=_rank_bias_kernel(_name),
-                parameters=("magnitude", "female", "male"),
+                parameters=(MAGNITUDE, FEMALE, MALE),
+                display={"rab": "RaB", "arab": "ARaB"}[_base] + _suffix,
                 label=lambda params, b=_base, s=_suffix: f"{b}_{params['magnitude']}{s}",
                 label_parameters=("magnitude",),
             ),

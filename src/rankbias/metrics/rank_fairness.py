@@ -319,7 +319,32 @@ def rkl(
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+
+STEP = Parameter("step", "int", 1, "distance s between cut points i = s, 2s, …", minimum=1)
+DISCOUNT = Parameter(
+    "discount",
+    "str",
+    "log2(i+1)",
+    "cut-point discount: 1/log2(i+1) (FairRank code) or 1/log2(i) (Yang & Stoyanovich 2017, "
+    "skips i = 1)",
+    allowed=("log2(i+1)", "log2(i)"),
+)
+NORMALISATION = Parameter(
+    "normalisation",
+    "str",
+    "max",
+    "normaliser over all orderings: raw / max, or (raw − min) / (max − min) "
+    "(Yang & Stoyanovich 2017 Eq. 2; Ziems et al. 2024 Eq. 2)",
+    allowed=("max", "min_max"),
+)
+KL_SMOOTHING = Parameter(
+    "kl_smoothing",
+    "str",
+    "none",
+    "rKL: 0·log 0 = 0, or FairRank's replacement of shares 0 and 1 by 0.001",
+    allowed=("none", "fairrank"),
+)
 
 
 def _membership_kernel(function, smoothing: bool):
@@ -349,7 +374,8 @@ register(
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
         _membership_kernel(rnd, smoothing=False),
-        ("step", "discount", "normalisation"),
+        (STEP, DISCOUNT, NORMALISATION),
+        display="rND",
     )
 )
 register(
@@ -362,6 +388,7 @@ register(
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
         _membership_kernel(rkl, smoothing=True),
-        ("step", "discount", "normalisation", "kl_smoothing"),
+        (STEP, DISCOUNT, NORMALISATION, KL_SMOOTHING),
+        display="rKL",
     )
 )

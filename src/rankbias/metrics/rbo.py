@@ -151,7 +151,17 @@ def rbo(
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+
+P = Parameter(
+    "p",
+    "float",
+    0.9,
+    "RBO persistence, strictly between 0 and 1",
+    minimum=0.0,
+    exclusive_minimum=True,
+    maximum=1.0,
+)
 
 
 def _rbo_kernel(inputs, cutoffs, p=0.9):
@@ -177,7 +187,8 @@ register(
         HigherIs.FAIRER,
         (Input.COUNTERFACTUAL_RUN,),
         _rbo_kernel,
-        ("p",),
+        (P,),
+        display="RBO",
     )
 )
 register(
@@ -189,7 +200,8 @@ register(
         HigherIs.FAIRER,
         (Input.COUNTERFACTUAL_RUN,),
         _crbo_kernel,
-        ("p",),
+        (P,),
+        display="CRBO",
         level="system",
     )
 )

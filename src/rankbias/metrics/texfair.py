@@ -216,7 +216,16 @@ def awrf(
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
-from rankbias.metrics.measures import HigherIs, Input, Measure, register  # noqa: E402
+from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+
+TARGETS = Parameter("targets", "floats", None, "target share p̂_g per group (uniform if not given)")
+DISTANCE = Parameter(
+    "distance",
+    "str",
+    "l1",
+    "AWRF distance to the target: L1, L2, Jensen–Shannon (bits), KL (nats)",
+    allowed=DISTANCES,
+)
 
 
 def _family_kernel(key: str):
@@ -246,30 +255,35 @@ register(
         HigherIs.MORE_BIASED,
         (Input.TERM_STATISTICS,),
         _awrf_kernel,
-        ("targets", "distance"),
+        (TARGETS, DISTANCE),
+        display="AWRF",
     )
 )
-for _name, _definition, _reference, _higher in (
+for _name, _display, _definition, _reference, _higher in (
     (
         "rbdf",
+        "RBDF",
         "RBDF@k = Σ_{r≤k} 1[d_r has a group term] v_r / Σ_{r≤k} v_r",
         "abolghasemi2024texfair Eq. 11",
         HigherIs.NEITHER,
     ),
     (
         "ted",
+        "TED",
         "TED@k = Σ_g |p(g|q,k) − p̂_g| · RBDF@k, p(g|q,k) from term exposure",
         "abolghasemi2024texfair Eq. 12",
         HigherIs.MORE_BIASED,
     ),
     (
         "texfair",
+        "TExFAIR",
         "TExFAIR@k = max(TED) − TED@k, max(TED) = 2(1 − min_g p̂_g)",
         "abolghasemi2024texfair Eq. 13",
         HigherIs.FAIRER,
     ),
     (
         "texfair_norbdf",
+        "TExFAIR (no RBDF)",
         "max(TED) − Σ_g |p(g|q,k) − p̂_g| (no RBDF); NaN when the top k has no group term",
         "abolghasemi2024texfair Fig. 2 ('no proportionality')",
         HigherIs.FAIRER,
@@ -284,6 +298,7 @@ for _name, _definition, _reference, _higher in (
             _higher,
             (Input.TERM_STATISTICS,),
             _family_kernel(_name),
-            () if _name == "rbdf" else ("targets",),
+            () if _name == "rbdf" else (TARGETS,),
+            display=_display,
         )
     )
