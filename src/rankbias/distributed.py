@@ -33,7 +33,6 @@ is shown on the driver when standard error is a terminal and ``tqdm`` is install
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import os
 import sys
@@ -61,8 +60,6 @@ __all__ = [
     "iter_stats_on_dask",
     "collection_stats_on_dask",
     "score_runs_on_dask",
-    "stats_blocks_for_command",
-    "score_for_command",
 ]
 
 ENGINES = ("local", "dask")
@@ -93,13 +90,13 @@ def add_engine_arguments(parser) -> None:
     )
 
 
-def check_engine_arguments(args) -> bool:
+def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
     """True when the command should run on Dask; ``--scheduler`` alone is an error."""
-    if getattr(args, "scheduler", None) and args.engine != "dask":
+    if scheduler and engine != "dask":
         raise InputError(
-            f"--scheduler {args.scheduler}: found --engine {args.engine}; expected --engine dask"
+            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
         )
-    return args.engine == "dask"
+    return engine == "dask"
 
 
 # ---- the cluster ---------------------------------------------------------------------------
@@ -474,11 +471,11 @@ def collection_stats_on_dask(
 
 
 # ---- scoring on the cluster ----------------------------------------------------------------
-def _score_chunk(run: Run, stats: DocStats, background, options: dict):
-    """One task: ``score_runs`` of one run's chunk of queries; ``(table, attrs)``."""
+def _score_part(run: Run, stats: DocStats | None, plan_requests, cutoffs, options: dict):
+    """One task: :func:`rankbias.scoring.score_runs` of one part of one run; ``(table, attrs)``."""
     from rankbias.scoring import score_runs
 
-    frame = score_runs([run], stats, background=background, **options)
+    frame = score_runs([run], stats, plan_requests, cutoffs, **options)
     return frame, dict(frame.attrs)
 
 
@@ -508,13 +505,13 @@ def _rejected_by_local_engine(runs, stats, background, missing: str, empty: str)
     for run in runs:
         if empty == "error" and (run.list_lengths == 0).any():
             return True
-        if missing == "error" and (stats.rows(run.docids) < 0).any():
+        if stats is not None and missing == "error" and (stats.rows(run.docids) < 0).any():
             return True
         if not isinstance(background, str):
             if not np.isin(run.qids, background.qids).all():
                 return True
             sub = background.restrict(run.qids)
-            if missing == "error" and (stats.rows(sub.docids) < 0).any():
+            if stats is not None and missing == "error" and (stats.rows(sub.docids) < 0).any():
                 return True
     return False
 
@@ -522,113 +519,117 @@ def _rejected_by_local_engine(runs, stats, background, missing: str, empty: str)
 def score_runs_on_dask(
     client,
     runs: Run | Sequence[Run],
-    stats: DocStats,
+    stats: DocStats | None = None,
+    metrics=None,
+    cutoffs=None,
+    *,
     queries_per_task: int | None = None,
     progress: bool | None = None,
     **options,
 ) -> pd.DataFrame:
-    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client``, by query.
+    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client``.
 
-    ``options`` are those of ``score_runs`` (``metrics``, ``cutoffs``, ``background``,
-    ``tau`` …); the table (rows, order, values) and its ``attrs`` are the same.
+    The engine only partitions, ships and gathers: the measures are planned once
+    (:func:`rankbias.scoring.plan_measures`), what they need from the whole collection is
+    computed once by the provider (:func:`rankbias.scoring.collection_aggregates`), and each
+    task runs ``score_runs`` on one part — a chunk of a run's queries for the per-query
+    measures, the whole run for the system-level ones — with the rows of the statistics and
+    the inputs that part reads.  ``options`` are those of ``score_runs`` (``background``,
+    ``missing``, ``empty``, ``qrels``, ``polarisation``, ``group_membership``,
+    ``counterfactual``); the table (rows, order, values) and its ``attrs`` are the same.
     ``queries_per_task`` defaults to a few tasks per worker thread and run.
     """
     import numpy as np
 
-    from rankbias.metrics.fairr import neutrality
     from rankbias.runs import Run
-    from rankbias.scoring import score_runs
+    from rankbias.scoring import (
+        DEFAULT_CUTOFFS,
+        DEFAULT_MEASURES,
+        collection_aggregates,
+        plan_measures,
+        restrict_inputs,
+        score_runs,
+    )
 
+    metrics = DEFAULT_MEASURES if metrics is None else metrics
+    cutoffs = DEFAULT_CUTOFFS if cutoffs is None else cutoffs
     runs = [runs] if isinstance(runs, Run) else list(runs)
-    bound = inspect.signature(score_runs).bind(runs, stats, **options)
-    bound.apply_defaults()
-    settings = dict(bound.arguments)
-    background = settings["background"]
+    background = options.get("background", "collection")
     if not runs or _rejected_by_local_engine(
-        runs, stats, background, settings["missing"], settings["empty"]
+        runs, stats, background, options.get("missing", "error"), options.get("empty", "error")
     ):
-        return score_runs(runs, stats, **options)  # raises the local engine's own message
-    # The collection-wide ideal FaiRR reads the max(cutoffs) most neutral documents: every
-    # task gets them, so its ideal is the whole collection's.
-    cutoffs = [int(k) for k in settings["cutoffs"]]
-    try:
-        omega = neutrality(
-            stats.group_counts, settings["tau"], settings["targets"], settings["strict"]
-        )
-    except ValueError:  # e.g. targets that do not fit the groups: let score_runs say so
-        return score_runs(runs, stats, **options)
-    k_top = min(max(cutoffs) if cutoffs else 1, len(omega))
-    most_neutral = np.argpartition(-omega, k_top - 1)[:k_top] if k_top else np.zeros(0, int)
-    task_options = {k: v for k, v in options.items() if k != "background"}
-
+        return score_runs(runs, stats, metrics, cutoffs, **options)  # the local engine's message
+    plan = plan_measures(metrics, cutoffs)
+    aggregates = collection_aggregates(plan, stats)
+    levels = {
+        level: [entry.request for entry in plan if entry.request.measure.level == level]
+        for level in ("query", "system")
+    }
     threads = _total_threads(client)
-    calls, layout = [], []
+    calls, parts = [], []
     for run_index, run in enumerate(runs):
         size = queries_per_task or max(
             1, math.ceil(len(run.qids) / (PARTITIONS_PER_THREAD * threads))
         )
-        for first in range(0, len(run.qids), size):
-            chunk = run.restrict(run.qids[first : first + size])
-            needed = [stats.rows(chunk.docids), most_neutral]
-            chunk_background = background
-            if not isinstance(background, str):
-                chunk_background = background.restrict(chunk.qids)
-                needed.append(stats.rows(chunk_background.docids))
-            rows = np.unique(np.concatenate(needed))
-            rows = rows[rows >= 0]
-            calls.append((chunk, _subset(stats, rows), chunk_background, task_options))
-            layout.append((run_index, len(chunk.qids)))
-    results = list(_ordered_results(client, _score_chunk, calls, "query chunks", "chunk", progress))
-    return _reassemble(runs, results, layout)
+        pieces = (
+            [
+                ("query", run.restrict(run.qids[first : first + size]))
+                for first in range(0, len(run.qids), size)
+            ]
+            if levels["query"]
+            else []
+        )
+        if levels["system"]:
+            pieces.append(("system", run))
+        for level, piece in pieces:
+            inputs = restrict_inputs(piece, options)
+            piece_stats = None
+            if stats is not None:
+                needed = [stats.rows(piece.docids)]
+                if isinstance(inputs.get("background"), Run):
+                    needed.append(stats.rows(inputs["background"].docids))
+                rows = np.unique(np.concatenate(needed))
+                piece_stats = _subset(stats, rows[rows >= 0])
+            inputs["aggregates"] = aggregates
+            calls.append((piece, piece_stats, levels[level], cutoffs, inputs))
+            parts.append((run_index, level))
+    results = list(_ordered_results(client, _score_part, calls, "query chunks", "chunk", progress))
+    return _reassemble(runs, plan, results, parts)
 
 
-def _reassemble(runs, results, layout) -> pd.DataFrame:
-    """Chunks back in the local engine's order: per run, metric-major, then cutoff, then
-    query; ``attrs`` summed over chunks as the local engine counts them."""
+def _reassemble(runs, plan, results, parts) -> pd.DataFrame:
+    """The parts back in the local engine's order — per run, measure by measure as planned,
+    then cut-off, then query in the run's order — with ``attrs`` counted as the local engine
+    counts them (the documents of a run once, from its per-query parts if it has any)."""
     import numpy as np
     import pandas as pd
 
+    block = {key: i for i, key in enumerate((e.label, k) for e in plan for k in e.cutoffs)}
     frames, missing, empty = [], {}, {}
     for run_index, run in enumerate(runs):
-        mine = [
-            (res, n_q) for res, (ri, n_q) in zip(results, layout, strict=True) if ri == run_index
-        ]
-        tables = [frame for (frame, _), _ in mine]
-        blocks = np.concatenate(
-            [np.repeat(np.arange(len(frame) // n_q), n_q) for (frame, _), n_q in mine]
+        mine = [res for res, (ri, _) in zip(results, parts, strict=True) if ri == run_index]
+        levels = [level for ri, level in parts if ri == run_index]
+        joined = pd.concat([frame for frame, _ in mine], ignore_index=True)
+        position = pd.Series(np.arange(len(run.qids)), index=pd.Index(run.qids, dtype=object))
+        keys = np.lexsort(
+            (
+                position.reindex(joined["qid"].astype(object)).fillna(0).to_numpy(),
+                [block[m, k] for m, k in zip(joined["metric"], joined["cutoff"], strict=True)],
+            )
         )
-        joined = pd.concat(tables, ignore_index=True)
-        frames.append(joined.take(np.argsort(blocks, kind="stable")))
+        frames.append(joined.take(keys))
+        counted = "query" if "query" in levels else "system"
         totals: dict[str, int] = {}
-        for (_, attrs), _ in mine:
+        for (_, attrs), level in zip(mine, levels, strict=True):
+            if level != counted:
+                continue
             for key, count in attrs["missing_documents"].items():
                 totals[key] = totals.get(key, 0) + count
+            empty.setdefault(run.name, []).extend(attrs["empty_queries"][run.name])
         missing.update(totals)  # a background's count is the last run's, as in score_runs
-        empty[run.name] = [q for (_, attrs), _ in mine for q in attrs["empty_queries"][run.name]]
     out = pd.concat(frames, ignore_index=True)
     out.attrs["missing_documents"] = missing
     out.attrs["empty_queries"] = empty
     undefined = out[out["value"].isna()].groupby(["run", "metric"]).size()
     out.attrs["undefined_values"] = {k: int(v) for k, v in undefined.items()}
     return out
-
-
-# ---- entry points of the commands ----------------------------------------------------------
-def stats_blocks_for_command(args, lexicon: Lexicon, per_term: bool = False):
-    """``rankbias stats --engine dask``: per-partition statistics, in file order, computed on
-    the cluster named by ``--scheduler`` (or a local one of ``--workers`` processes)."""
-    progress = False if getattr(args, "quiet", False) else None
-    with dask_client(args.scheduler, args.workers) as client:
-        yield from iter_stats_on_dask(
-            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
-        )
-
-
-def score_for_command(args, runs, lexicon: Lexicon, per_term: bool, **options) -> pd.DataFrame:
-    """``rankbias score --engine dask``: statistics and scores on one cluster."""
-    progress = False if getattr(args, "quiet", False) else None
-    with dask_client(args.scheduler, args.workers) as client:
-        stats = collection_stats_on_dask(
-            client, args.collection, lexicon, args.tokenizer, per_term, progress=progress
-        )
-        return score_runs_on_dask(client, runs, stats, progress=progress, **options)

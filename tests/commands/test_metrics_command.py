@@ -68,10 +68,10 @@ def test_name_at_k_equals_cutoffs_on_the_testbed(tmp_path, terms, capsys):
     tau0 = first[first.metric == "nfairr(tau=0)"]
     assert set(tau0.cutoff) == {5} and len(tau0) == len(second)
     capsys.readouterr()
-    # the command line supplies term statistics only
+    # a measure whose input is not given names the option that gives it
     assert main(base + ["--metrics", "texfair@10,duo@10", "--out", str(tmp_path / "d.csv")]) == 2
     err = capsys.readouterr().err
-    assert "duo@10 need(s) the input polarisation_scores" in err
+    assert "duo@10 need(s) polarisation scores; expected --polarisation FILE" in err
     assert not (tmp_path / "d.csv").exists()
     assert main(base + ["--metrics", "texfair@0", "--out", str(tmp_path / "e.csv")]) == 2
     assert "bad cut-off '0'" in capsys.readouterr().err

@@ -1,12 +1,30 @@
-"""``rankbias score``: per-query bias metrics of run files, as a tidy table.
+"""``rankbias score``: per-query bias measures of run files, as a tidy table.
 
 ::
 
-    rankbias score --collection C --terms T --run R [--run R ...] [--cutoffs 5,10,20]
-                   [--metrics LIST] [--background RUN|collection] [--background-depth N]
-                   [--order score|file] [--tau 1] [--strict]
-                   [--tokenizer default|whitespace] [--distance l1|l2|jsd|kl]
-                   [--missing error|neutral] --out F.csv
+    rankbias score --run R [--run R ...] [--metrics LIST] [--cutoffs 5,10,20]
+                   [--collection C --terms T]            term-based measures
+                   [--qrels FILE]                        PRF family
+                   [--polarisation FILE]                 Duo, signed Duo
+                   [--groups FILE]                       rND, rKL
+                   [--counterfactual R ...]              RBO, CRBO (one per --run)
+                   [--background RUN|collection] [--background-depth N]
+                   [--order score|file] [--tau 1] [--strict] [--distance l1|l2|jsd|kl]
+                   [--tokenizer default|whitespace] [--missing error|neutral]
+                   [--engine local|dask] --out F.csv
+
+Every registered measure (``rankbias metrics``) is scored here, on either engine.  ``LIST`` is a
+comma-separated list of measures, each optionally with parameters and a cut-off
+(``texfair@10``, ``nfairr(tau=0)@10``, ``duo(variance=global)@5``; a measure with ``@k`` is
+scored at ``k`` only, the others at ``--cutoffs``), or ``all`` for every measure computable from
+term statistics (default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR, TExFAIR
+without RBDF).  Each measure reads the inputs it declares, given by name: a measure whose input
+is missing is an error naming the option.
+
+``--tau``, ``--strict``, ``--distance`` and ``--background RUN`` are shorthands, rewritten here
+into the parameters of every listed measure that declares ``tau``, ``strict``, ``distance`` or
+``background`` (``background=run``) and does not set it itself; a value other than the default
+shows in the measure's label (``--tau 0`` scores ``nfairr`` as ``nfairr(tau=0)``).
 
 To reproduce the released NFaiRR script (metrics_fairness.py of CPJKU/FairnessRetrievalResults)
 use ``--tokenizer whitespace --order file --background BM25.run --background-depth 200
@@ -14,16 +32,9 @@ use ``--tokenizer whitespace --order file --background BM25.run --background-dep
 
 Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem) in the format of the
 suffix of ``F`` (``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``, ``.tsv.gz``), atomically; the
-output is checked before the work and may not be one of the inputs.  ``LIST`` is a
-comma-separated list of measures as ``rankbias metrics`` lists them, each optionally with
-parameters and a cut-off (``texfair@10``, ``nfairr(tau=0)@10``, ``arab(magnitude=tf)@5``; a
-measure with ``@k`` is scored at ``k`` only, the others at ``--cutoffs``), or ``all`` for every
-measure computable from term statistics (default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF,
-RBDF, TED, TExFAIR, TExFAIR without RBDF).  The command line supplies term statistics only: a
-measure that needs other inputs (relevance, polarisation scores, group membership, a
-counterfactual run) is an error naming the missing input.  Missing documents are an error
-unless ``--missing neutral``, which then reports their count; NaN values (the undefined cases of
-the book's "Conventions" page) are counted on stderr.
+output is checked before the work and may not be one of the inputs.  Missing documents are an
+error unless ``--missing neutral``, which then reports their count; NaN values (the undefined
+cases of the book's "Conventions" page) are counted on stderr.
 """
 
 from __future__ import annotations
@@ -43,16 +54,29 @@ from rankbias.commands.stats import (
 from rankbias.distributed import check_engine_arguments
 from rankbias.errors import InputError
 
+#: The option that supplies each input of the measures.
+INPUT_OPTIONS = {
+    "term_statistics": "--collection and --terms",
+    "relevance": "--qrels FILE",
+    "polarisation_scores": "--polarisation FILE",
+    "group_membership": "--groups FILE",
+    "counterfactual_run": "--counterfactual RUN (one per --run)",
+}
+#: Command-line shorthands for measure parameters: option → (parameter, default).
+SHORTHANDS = {"tau": 1.0, "strict": False, "distance": "l1"}
+
 
 def register(subparsers) -> None:
     """Add the ``score`` command to the ``rankbias`` parser."""
     parser = subparsers.add_parser(
         "score",
-        help="per-query bias metrics of TREC run files",
-        description="Score TREC run files with the term-based bias metrics "
-        "(RaB/ARaB, FaiRR/NFaiRR, AWRF, TExFAIR) into a tidy table run,qid,metric,cutoff,value.",
+        help="per-query bias measures of TREC run files",
+        description="Score TREC run files with any registered measure (see 'rankbias "
+        "metrics') into a tidy table run,qid,metric,cutoff,value.  Each measure reads the "
+        "inputs it needs: --collection and --terms (term-based measures), --qrels (PRF), "
+        "--polarisation (Duo), --groups (rND, rKL), --counterfactual (RBO, CRBO).",
     )
-    add_collection_arguments(parser)
+    add_collection_arguments(parser, required=False)
     parser.add_argument(
         "--run",
         action="append",
@@ -70,20 +94,43 @@ def register(subparsers) -> None:
         "--metrics",
         default=None,
         help="comma-separated measures, each name, name@k or name(key=value,...)@k "
-        "(see 'rankbias metrics'), or 'all'",
+        "(see 'rankbias metrics'), or 'all' (every term-based measure)",
+    )
+    parser.add_argument(
+        "--qrels", type=options.input_file, help="TREC qrels (the PRF family's relevance)"
+    )
+    parser.add_argument(
+        "--polarisation",
+        type=options.input_file,
+        help="polarisation scores of Duo: a CSV or TSV file with the header docid,score "
+        "(or qid,docid,score)",
+    )
+    parser.add_argument(
+        "--groups",
+        type=options.input_file,
+        help="group membership of rND/rKL: a CSV or TSV file with the header docid,protected "
+        "(1 = protected, 0 = not)",
+    )
+    parser.add_argument(
+        "--counterfactual",
+        action="append",
+        type=options.input_file,
+        help="the run of the same system on the counterfactual collection, for RBO/CRBO: one "
+        "per --run, in the same order, matched by query id",
     )
     parser.add_argument(
         "--background",
         default="collection",
         type=options.input_file_or("collection"),
-        help="background for IFaiRR: a run file, or 'collection' (default)",
+        help="background for IFaiRR/NFaiRR: a run file (sets background=run for the measures "
+        "that read one), or 'collection' (default)",
     )
     parser.add_argument(
         "--background-depth",
         type=options.positive_int,
         default=None,
-        help="use only the first N >= 1 documents of each background list (the released "
-        "NFaiRR script reads 200); default: all",
+        help="with --background RUN: use only the first N >= 1 documents of each background "
+        "list (the released NFaiRR script reads 200); default: all",
     )
     parser.add_argument(
         "--order",
@@ -96,13 +143,19 @@ def register(subparsers) -> None:
         "--tau",
         type=options.nonnegative_float,
         default=1.0,
-        help="neutrality threshold, a finite number >= 0 (default 1)",
+        help="neutrality threshold τ of the measures that declare it, a finite number >= 0 "
+        "(default 1; another value shows in the label: nfairr(tau=0))",
     )
     parser.add_argument(
-        "--strict", action="store_true", help="neutral when Σ M_g < τ instead of ≤ τ"
+        "--strict",
+        action="store_true",
+        help="neutral when Σ M_g < τ instead of ≤ τ (strict=true of the measures that declare it)",
     )
     parser.add_argument(
-        "--distance", choices=options.DISTANCES, default="l1", help="AWRF distance (default l1)"
+        "--distance",
+        choices=options.DISTANCES,
+        default="l1",
+        help="AWRF distance (default l1; distance= of the measures that declare it)",
     )
     parser.add_argument("--missing", choices=("error", "neutral"), default="error")
     parser.add_argument(
@@ -111,6 +164,66 @@ def register(subparsers) -> None:
         help="output file: .csv, .tsv, .parquet, .csv.gz or .tsv.gz (written atomically)",
     )
     parser.set_defaults(func=run_score)
+
+
+def measures_of(args) -> list:
+    """``--metrics`` parsed once, with the shorthand options rewritten into each measure's
+    parameters; every message names the option."""
+    from rankbias.scoring import parse_metric_list
+
+    try:
+        requests = list(parse_metric_list(args.metrics))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--metrics: {exc}") from None
+    shorthands = {name: getattr(args, name) for name in SHORTHANDS}
+    if args.background != "collection":
+        shorthands["background"] = "run"
+    rewritten = []
+    for request in requests:
+        declared = {p.name for p in request.measure.parameters}
+        given = dict(request.given)
+        values = {
+            name: value
+            for name, value in shorthands.items()
+            if name in declared and name not in given and value != SHORTHANDS.get(name)
+        }
+        request = request.with_parameters(**values)
+        if request.parameters().get("background") == "run" and args.background == "collection":
+            raise InputError(
+                f"--metrics {request}: reads a background run; expected --background RUN"
+            )
+        rewritten.append(request)
+    return rewritten
+
+
+def _check_inputs(args, requests) -> None:
+    """Every input the measures need is given, and no option goes unused."""
+    from rankbias.scoring import required_inputs
+
+    given = {
+        "term_statistics": args.collection is not None and args.terms is not None,
+        "relevance": args.qrels is not None,
+        "polarisation_scores": args.polarisation is not None,
+        "group_membership": args.groups is not None,
+        "counterfactual_run": args.counterfactual is not None,
+    }
+    needed = required_inputs(requests)
+    for kind, names in needed.items():
+        if not given[kind.value]:
+            raise InputError(
+                f"--metrics: {', '.join(names)} need(s) {kind.value.replace('_', ' ')}; "
+                f"expected {INPUT_OPTIONS[kind.value]}"
+            )
+    if (args.collection is None) != (args.terms is None):
+        lacking = "--terms" if args.terms is None else "--collection"
+        raise InputError(f"--collection and --terms go together; expected {lacking} too")
+    if args.counterfactual is not None and len(args.counterfactual) != len(args.run):
+        raise InputError(
+            f"--counterfactual: found {len(args.counterfactual)} file(s) for {len(args.run)} "
+            "--run file(s); expected one counterfactual run per --run, in the same order"
+        )
+    if args.background_depth is not None and args.background == "collection":
+        raise InputError("--background-depth: expected --background RUN too")
 
 
 def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, check=None):
@@ -186,27 +299,24 @@ def _read_with_statistics(read_inputs, statistics):
 
 
 def run_score(args) -> int:
-    from rankbias.metrics.measures import Input, parse_measure
+    from rankbias.metrics.measures import Input
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
-    from rankbias.scoring import parse_metric_list, required_inputs, score_runs
+    from rankbias.scoring import score_runs
 
+    requests = measures_of(args)
+    _check_inputs(args, requests)
     background_file = None if args.background == "collection" else args.background
-    out = check_output(args.out, inputs=[args.collection, args.terms, *args.run, background_file])
-    try:
-        metrics = parse_metric_list(args.metrics)
-    except ValueError as exc:
-        raise InputError(f"--metrics: {exc}") from None
-    for kind, names in required_inputs(metrics).items():
-        if kind != Input.TERM_STATISTICS:
-            raise InputError(
-                f"--metrics: {', '.join(names)} need(s) the input {kind.value}, which the "
-                "command line cannot supply (it computes term statistics only); score it "
-                "with rankbias.scoring.score_runs"
-            )
+    named = [args.collection, args.terms, *args.run, background_file, args.qrels]
+    named += [args.polarisation, args.groups, *(args.counterfactual or [])]
+    out = check_output(args.out, inputs=[path for path in named if path is not None])
+    on_dask = check_engine_arguments(args.engine, args.scheduler)
+    term_based = any(Input.TERM_STATISTICS in r.measure.inputs for r in requests)
     show = wanted(args)
-    lexicon = load_lexicon(args.terms)
-    warn_unmatchable(lexicon, args.tokenizer)
+    lexicon = None
+    if args.terms is not None:
+        lexicon = load_lexicon(args.terms)
+        warn_unmatchable(lexicon, args.tokenizer)
 
     def read_inputs():
         runs = read_runs(args.run, args.order, args.workers)
@@ -217,27 +327,35 @@ def run_score(args) -> int:
             background = background.cut(args.background_depth)
         return runs, background
 
-    per_term = any(dict(parse_measure(m).given).get("magnitude") == "tf_paper" for m in metrics)
-    score_options = dict(
-        metrics=metrics,
-        cutoffs=args.cutoffs,
-        tau=args.tau,
-        strict=args.strict,
-        distance=args.distance,
-        missing=args.missing,
-    )
-    if check_engine_arguments(args):
-        from rankbias.distributed import score_for_command
+    per_term = any(r.parameters().get("magnitude") == "tf_paper" for r in requests)
+    if on_dask:
+        from rankbias.distributed import (
+            collection_stats_on_dask,
+            dask_client,
+            score_runs_on_dask,
+        )
 
         runs, background = read_inputs()
-        frame = score_for_command(
-            args, runs, lexicon, per_term, background=background, **score_options
-        )
+        inputs = _other_inputs(args, runs, background)
+        with dask_client(args.scheduler, args.workers) as client:
+            stats = None
+            if term_based:
+                stats = collection_stats_on_dask(
+                    client, args.collection, lexicon, args.tokenizer, per_term, progress=show
+                )
+            frame = score_runs_on_dask(
+                client, runs, stats, requests, args.cutoffs, progress=show, **inputs
+            )
     else:
-        runs, background, stats = _read_with_statistics(
-            read_inputs, lambda check: collection_statistics(args, lexicon, per_term, show, check)
-        )
-        frame = score_runs(runs, stats, background=background, **score_options)
+        if term_based:
+            runs, background, stats = _read_with_statistics(
+                read_inputs,
+                lambda check: collection_statistics(args, lexicon, per_term, show, check),
+            )
+        else:
+            (runs, background), stats = read_inputs(), None
+        inputs = _other_inputs(args, runs, background)
+        frame = score_runs(runs, stats, requests, args.cutoffs, **inputs)
     write_table(out, frame)
     for name, count in frame.attrs["missing_documents"].items():
         if count:
@@ -250,3 +368,23 @@ def run_score(args) -> int:
         print(f"{run}: {metric}: {count} undefined value(s) (NaN)", file=sys.stderr)
     print(f"{len(frame)} rows -> {out}", file=sys.stderr)
     return 0
+
+
+def _other_inputs(args, runs, background) -> dict:
+    """The keyword inputs of ``score_runs`` that the options supply, read from their files."""
+    from rankbias.annotations import read_group_membership, read_polarisation
+    from rankbias.runs import read_qrels, read_run
+
+    inputs = {"background": background, "missing": args.missing}
+    if args.qrels is not None:
+        inputs["qrels"] = read_qrels(args.qrels)
+    if args.polarisation is not None:
+        inputs["polarisation"] = read_polarisation(args.polarisation)
+    if args.groups is not None:
+        inputs["group_membership"] = read_group_membership(args.groups)
+    if args.counterfactual is not None:
+        inputs["counterfactual"] = {
+            run.name: read_run(path, order=args.order)
+            for run, path in zip(runs, args.counterfactual, strict=True)
+        }
+    return inputs

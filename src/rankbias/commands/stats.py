@@ -43,17 +43,18 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_stats)
 
 
-def add_collection_arguments(parser) -> None:
-    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers."""
+def add_collection_arguments(parser, required: bool = True) -> None:
+    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers
+    (``score`` needs a collection and a word list only for the term-based measures)."""
     parser.add_argument(
         "--collection",
-        required=True,
+        required=required,
         type=options.collection_source,
         help="docid<TAB>text file (optionally .gz; a pipe works) or ir_datasets id",
     )
     parser.add_argument(
         "--terms",
-        required=True,
+        required=required,
         type=options.input_file_or("default"),
         help="term,group word list, or 'default' for the project's gendered pairs",
     )
@@ -131,11 +132,15 @@ def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
     from rankbias import text
 
-    if check_engine_arguments(args):
-        from rankbias.distributed import stats_blocks_for_command
+    if check_engine_arguments(args.engine, args.scheduler):
+        from rankbias.distributed import dask_client, iter_stats_on_dask
 
-        for b in stats_blocks_for_command(args, lexicon):
-            yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
+        with dask_client(args.scheduler, args.workers) as client:
+            blocks = iter_stats_on_dask(
+                client, args.collection, lexicon, args.tokenizer, progress=show_progress
+            )
+            for b in blocks:
+                yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
         return
     source = Path(args.collection)
     if source.exists():
