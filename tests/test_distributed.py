@@ -24,10 +24,7 @@ import rankbias.distributed as engine  # noqa: E402
 from rankbias.cli import main  # noqa: E402
 from rankbias.lexicon import default_lexicon  # noqa: E402
 from rankbias.runs import read_run  # noqa: E402
-from rankbias.scoring import (
-    parse_metric_list,  # noqa: E402
-    score_runs,  # noqa: E402
-)
+from rankbias.scoring import parse_metric_list, score_runs  # noqa: E402
 from rankbias.text import read_collection_stats  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

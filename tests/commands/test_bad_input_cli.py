@@ -112,9 +112,10 @@ def test_background_depth_changes_the_normaliser(files, capsys):
     args = score_args(files, "c3.tsv", "r3.run", "--metrics", "nfairr", "--cutoffs", "1",
                       "--background", files / "bg3.run")  # fmt: skip
     # whole background: IFaiRR@1 = max omega = 1, NFaiRR@1 = omega(d4) / 1 = 1
-    assert scored_value(files, capsys, args, "nfairr(background=run)") == 1.0
+    label = "nfairr(background=run)"  # --background RUN sets the measure's background
+    assert scored_value(files, capsys, args, label) == 1.0
     # first background document only: IFaiRR@1 = omega(d3) = 0, so NFaiRR@1 is undefined
-    assert np.isnan(scored_value(files, capsys, [*args, "--background-depth", "1"], "nfairr(background=run)"))
+    assert np.isnan(scored_value(files, capsys, [*args, "--background-depth", "1"], label))
 
 
 def test_runs_are_read_while_the_collection_is_counted_and_their_errors_come_first(files, capsys):

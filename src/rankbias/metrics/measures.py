@@ -368,22 +368,48 @@ def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | Non
     if not isinstance(measure, Measure):
         raise TypeError(f"register: expected a Measure, found {type(measure).__name__}")
     existing = MEASURES.get(measure.name)
-    if existing is not None and existing != measure:
-        raise ValueError(f"measure {measure.name!r} is registered twice")
+    if existing is not None and _declaration(existing) != _declaration(measure):
+        raise ValueError(
+            f"measure {measure.name!r} is registered twice, with different declarations "
+            f"(family {existing.family!r} and {measure.family!r})"
+        )
+    if existing is not None:
+        return existing  # the same declaration again: registered once
     MEASURES[measure.name] = measure
     for alias, params in (aliases or {}).items():
         ALIASES[alias] = (measure.name, tuple(params.items()))
     return measure
 
 
+def _declaration(measure: Measure) -> tuple:
+    """What makes two declarations the same measure: every field, the functions by name (an
+    installed plugin and a copy of its module in the package declare one measure)."""
+
+    def named(function):
+        return None if function is None else (function.__qualname__, function.__name__)
+
+    return (
+        measure.name, measure.family, measure.definition, measure.reference, measure.higher_is,
+        measure.inputs, measure.parameters, measure.level, measure.display,
+        named(measure.kernel), named(measure.aggregate),
+    )  # fmt: skip
+
+
 def _load_families() -> None:
-    """Import the family modules (they register themselves), then the plugins: every entry
-    point of the group ``rankbias.measures``, once per process."""
+    """Import every module of :mod:`rankbias.metrics` (a family module registers its
+    measures), then the plugins: every entry point of the group ``rankbias.measures``; once
+    per process."""
     if _LOADED:
         return
     _LOADED.append(True)
-    for family in FAMILIES:
-        importlib.import_module(f"rankbias.metrics.{family}")
+    import pkgutil
+
+    import rankbias.metrics as package
+
+    for family in FAMILIES:  # the package's families, then any module added beside them
+        importlib.import_module(f"{package.__name__}.{family}")
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
     from importlib.metadata import entry_points
 
     for entry in entry_points(group=ENTRY_POINT_GROUP):
