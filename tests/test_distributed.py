@@ -272,8 +272,11 @@ def test_score_runs_by_query_chunks(client, queries_per_task, background):
     runs = [read_run(path) for path in RUNS[:2]]  # bm25 and bm25_rm3: same queries
     if queries_per_task < 10:  # many small tasks: a few dozen queries are enough
         runs = [run.restrict(runs[0].qids[: 30 * queries_per_task]) for run in runs]
+    reading_background = ["nfairr(background=run)", "ifairr(background=run)"]
+    if background != "bm25 run":
+        reading_background = []
     options = dict(
-        metrics=(*parse_metric_list("all"), "fairr", "nfairr", "ifairr(background=run)"),
+        metrics=(*parse_metric_list("all"), *reading_background),
         cutoffs=(5, 10, 20),
         background=runs[0] if background == "bm25 run" else "collection",
         missing="neutral",

@@ -23,7 +23,7 @@ def test_the_packaged_model_is_a_folder_on_disk_and_the_hub_is_off():
 
 
 def test_one_model_object_per_process_shared_by_every_user():
-    from rankbias.metrics.duo import embed_texts
+    from rankbias.models import embed_texts
     from rankbias.retrieval import load_dense_model
 
     encoder = models.load_sentence_encoder()

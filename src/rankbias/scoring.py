@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError
-from rankbias.metrics import rab as rab_family
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -303,15 +302,11 @@ class RankedInputs:
             )
         return self.cache["group_counts"]
 
-    def ranked_magnitudes(self, kind: str) -> np.ndarray:
-        """RaB/ARaB magnitudes of ``kind`` at every ranked position."""
-        key = ("magnitudes", kind)
+    def per_collection(self, key, compute):
+        """``compute()`` once per collection (shared by the runs of one call), under ``key``."""
         if key not in self.collection_cache:
-            log_sums = self.collection.log_tf_sums() if kind == "tf_paper" else None
-            self.collection_cache[key] = rab_family.document_magnitudes(
-                self.collection.group_counts, kind, log_sums
-            )
-        return self.ranked(self.collection_cache[key], 0.0)
+            self.collection_cache[key] = compute()
+        return self.collection_cache[key]
 
     def group_column(self, label: str) -> int:
         groups = self.collection.groups

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from rankbias.metrics.duo import (
-    embed_texts,
     polarisation_accuracy,
     polarisation_scores,
     spurious_direction,
 )
+from rankbias.models import embed_texts
 
 DIMENSIONS = 32
 

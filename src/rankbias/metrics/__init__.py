@@ -19,7 +19,7 @@ import importlib
 
 _EXPORTS = {
     "rankbias.metrics.duo": (
-        "cut_points", "dcv", "dcv_bounds", "duo_direction", "duo_sampled", "embed_texts",
+        "cut_points", "dcv", "dcv_bounds", "duo_direction", "duo_sampled",
         "extreme_orderings", "orientation_signed_duo", "polarisation_accuracy",
         "polarisation_scores", "signed_duo", "spurious_direction",
     ),

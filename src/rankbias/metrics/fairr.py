@@ -156,11 +156,10 @@ _NEUTRALITY = (TAU, STRICT, TARGETS)
 
 
 def _neutrality_of_collection(inputs, tau, strict, targets):
-    key = ("neutrality", tau, strict, targets)
-    if key not in inputs.collection_cache:  # per collection, shared by all runs
-        counts = inputs.collection.group_counts
-        inputs.collection_cache[key] = neutrality(counts, tau, targets, strict)
-    return inputs.collection_cache[key]
+    return inputs.per_collection(
+        ("neutrality", tau, strict, targets),
+        lambda: neutrality(inputs.collection.group_counts, tau, targets, strict),
+    )
 
 
 def collection_ideal(stats, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):

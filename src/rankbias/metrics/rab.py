@@ -154,7 +154,16 @@ def _rank_bias_kernel(key: str):
                 raise InputError(
                     f"RaB/ARaB need exactly two groups; the word list has {list(groups)}"
                 )
-            magnitudes = inputs.ranked_magnitudes(magnitude)
+            collection = inputs.collection
+            per_document = inputs.per_collection(
+                ("magnitudes", magnitude),
+                lambda: document_magnitudes(
+                    collection.group_counts,
+                    magnitude,
+                    collection.log_tf_sums() if magnitude == "tf_paper" else None,
+                ),
+            )
+            magnitudes = inputs.ranked(per_document, 0.0)
             inputs.cache[cache_key] = rank_bias(
                 magnitudes,
                 inputs.list_lengths,
