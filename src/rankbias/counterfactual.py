@@ -578,6 +578,28 @@ def _write_tsv(path: Path, frame: pd.DataFrame) -> None:
     write_text(path, "".join(line + "\n" for line in lines))
 
 
+def _world(testbed, substitution: Substitution):
+    """The substituted collection, its report, the testbed's queries (both sets), those
+    excluded for containing a substituted term, and those kept."""
+    cf_collection, report = substitute_collection(
+        testbed.collection[["docid", "text"]], substitution
+    )
+    queries = pd.concat(
+        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
+        ignore_index=True,
+    )
+    queries["qid"] = queries["qid"].astype(str)
+    repeated = queries["qid"][queries["qid"].duplicated()].tolist()
+    if repeated:
+        raise InputError(
+            f"{testbed.path}: query id(s) {repeated[:5]} appear in more than one query set; "
+            "expected each qid once"
+        )
+    excluded = queries_with_terms(queries, substitution)
+    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    return cf_collection, report, queries, excluded, kept
+
+
 def counterfactual_runs(
     testbed,
     out_dir: str | Path,
@@ -589,7 +611,9 @@ def counterfactual_runs(
 ) -> CounterfactualBuild:
     """Rerun the testbed's five systems on its counterfactual collection.
 
-    ``testbed``: a :class:`rankbias.data.wikisample.Testbed` or its folder.  The queries are
+    ``testbed``: a loaded testbed (:func:`rankbias.data.wikisample.load_testbed`; any object
+    with its ``path``, ``collection``, ``queries``, ``queries_sensitive``, ``systems``).  The
+    queries are
     those of the original runs (``queries`` then ``queries_sensitive``), minus any containing a
     substituted term (listed in the result and in ``queries_excluded.tsv``; a query is never
     substituted).  Dense vectors of unchanged passages are taken from the original embedding
@@ -607,10 +631,7 @@ def counterfactual_runs(
         score_runs(originals, metrics=["crbo@10"], counterfactual=build.runs())
     """
     from rankbias import retrieval
-    from rankbias.data.wikisample import Testbed, load_testbed
 
-    if not isinstance(testbed, Testbed):
-        testbed = load_testbed(testbed)
     substitution = substitution or default_substitution()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -622,20 +643,7 @@ def counterfactual_runs(
 
     started = time.time()
     collection = testbed.collection[["docid", "text"]]
-    cf_collection, report = substitute_collection(collection, substitution)
-    queries = pd.concat(
-        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
-        ignore_index=True,
-    )
-    queries["qid"] = queries["qid"].astype(str)
-    repeated = queries["qid"][queries["qid"].duplicated()].tolist()
-    if repeated:
-        raise InputError(
-            f"{testbed.path}: query id(s) {repeated[:5]} appear in more than one query set; "
-            "expected each qid once"
-        )
-    excluded = queries_with_terms(queries, substitution)
-    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    cf_collection, report, queries, excluded, kept = _world(testbed, substitution)
     for qid, query in zip(kept["qid"], kept["query"], strict=True):
         new, swaps = substitute(query, substitution)
         if swaps or new != query:  # the tokeniser check and the substitution must agree
@@ -735,16 +743,7 @@ def counterfactual_world(
     """
     substitution = substitution or default_substitution()
     out = Path(out_dir)
-    cf_collection, report = substitute_collection(
-        testbed.collection[["docid", "text"]], substitution
-    )
-    queries = pd.concat(
-        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
-        ignore_index=True,
-    )
-    queries["qid"] = queries["qid"].astype(str)
-    excluded = queries_with_terms(queries, substitution)
-    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    cf_collection, report, _, excluded, kept = _world(testbed, substitution)
     digest = _inputs_digest(testbed, cf_collection["text"].tolist(), kept)
     stamp = out / STAMP_FILE
     systems = tuple(testbed.systems)
