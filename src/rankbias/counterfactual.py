@@ -614,11 +614,11 @@ def counterfactual_runs(
     ``testbed``: a loaded testbed (:func:`rankbias.data.wikisample.load_testbed`; any object
     with its ``path``, ``collection``, ``queries``, ``queries_sensitive``, ``systems``).  The
     queries are those of the original runs (``queries`` then ``queries_sensitive``), minus any
-    containing a substituted term (listed in the result and in ``queries_excluded.tsv``; a
-    query is never substituted).  Dense vectors of unchanged passages are taken from the original embedding
-    cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the originals
-    if it is empty); only changed passages are encoded.  The assembled vectors are stored in
-    ``cache_dir`` (default ``<out_dir>/cache``) under the key that
+    containing a substituted term (listed in the result and in ``queries_excluded.tsv``; a query
+    is never substituted).  Dense vectors of unchanged passages are taken from the original
+    embedding cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the
+    originals if it is empty); only changed passages are encoded.  The assembled vectors are
+    stored in ``cache_dir`` (default ``<out_dir>/cache``) under the key that
     :func:`rankbias.retrieval.encode_cached` computes for the counterfactual texts, so
     :func:`rankbias.retrieval.build_runs` finds them there instead of encoding every passage.
 
