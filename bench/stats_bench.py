@@ -246,11 +246,11 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
 
 
 def bench_scoring(path: Path, terms: Path, workers: int, n_runs, n_queries, depth) -> None:
+    from rankbias.collection import read_collection_stats
     from rankbias.lexicon import read_lexicon
     from rankbias.metrics.registry import LEGACY_LABELS
     from rankbias.runs import Run
     from rankbias.scoring import score_runs
-    from rankbias.text import read_collection_stats
 
     stats = read_collection_stats(path, read_lexicon(terms), per_term=True, workers=workers)
     rng = np.random.default_rng(SEED + 1)

@@ -25,18 +25,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankbias.collection import (
-    CollectionLineError,
-    _ir_datasets_corpus,
-    byte_range_stats,
+    BlockError,
     collection_stats,
+    count_block,
+    ir_datasets_corpus,
     iter_collection_stats,
-    line_number_at,
-    partition_byte_ranges,
     read_collection_stats,
     stats_from_pairs,
 )
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon
+from rankbias.text import TermMatcher
 
 LEX = Lexicon.from_mapping({"she": "f", "her": "f", "señora": "f", "he": "m", "him": "m"})
 REPO = Path(__file__).resolve().parents[1]
@@ -294,58 +293,41 @@ LINE = st.tuples(
 @settings(max_examples=60, deadline=None)
 @given(
     lines=st.lists(LINE, min_size=1, max_size=40),
-    target=st.integers(min_value=1, max_value=200),
-    bom=st.booleans(),
-    last_break=st.booleans(),
+    cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=5),
 )
-def test_byte_ranges_cover_the_file_and_equal_the_reader(
-    tmp_path_factory, lines, target, bom, last_break
-):
-    text = "".join(f"d{i}\t{t}{br}" for i, (t, br) in enumerate(lines))
-    if not last_break:
-        text = text.rstrip("\r\n")
-    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+def test_blocks_counted_one_by_one_equal_the_reader(tmp_path_factory, lines, cuts):
+    """count_block (the Dask engine's counter) on blocks cut at line ends, at their absolute
+    offsets, gives the reader's numbers and per-term counts by hand."""
+    raw = [f"d{i}\t{t}{br}".encode() for i, (t, br) in enumerate(lines)]
+    data = b"".join(raw)
     path = tmp_path_factory.mktemp("r") / "c.tsv"
     path.write_bytes(data)
-    ranges = partition_byte_ranges(path, target)
-    assert ranges[0][0] == (3 if bom else 0) and ranges[-1][1] == len(data)
-    assert all(a < b for a, b in ranges)
-    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(len(ranges) - 1))
-    for _, end in ranges[:-1]:  # every cut is just after a complete line break
-        assert data[end - 1 : end] in (b"\n", b"\r")
-        assert not (data[end - 1 : end] == b"\r" and data[end : end + 1] == b"\n")
-    parts = [byte_range_stats(path, a, b, LEX, per_term=True) for a, b in ranges]
+    ends = sorted({0, len(raw), *(c for c in cuts if c <= len(raw))})
+    matcher = TermMatcher(LEX, "default")
+    parts = []
+    for a, b in zip(ends[:-1], ends[1:], strict=True):
+        offset = sum(map(len, raw[:a]))
+        parts.append(count_block(b"".join(raw[a:b]), offset, matcher, per_term=True))
     whole = read_collection_stats(path, LEX, per_term=True, workers=1)
-    assert np.concatenate([p.docids for p in parts]).tolist() == whole.docids.tolist()
-    assert np.concatenate([p.lengths for p in parts]).tolist() == whole.lengths.tolist()
-    assert np.concatenate([p.group_counts for p in parts]).tolist() == whole.group_counts.tolist()
+    stats = [p.stats(matcher) for p in parts]
+    assert np.concatenate([p.docids for p in stats]).tolist() == whole.docids.tolist()
+    assert np.concatenate([p.lengths for p in stats]).tolist() == whole.lengths.tolist()
+    assert np.concatenate([p.group_counts for p in stats]).tolist() == whole.group_counts.tolist()
     expected = [[Counter(re.findall(r"[^\W_]+", t.lower()))[term] for term in LEX.terms]
                 for t, _ in lines]  # fmt: skip
-    stacked = np.vstack([p.term_counts.toarray() for p in parts])
-    assert stacked.tolist() == expected
+    assert np.vstack([p.term_counts.toarray() for p in stats]).tolist() == expected
 
 
-def test_byte_range_error_carries_the_offset_of_the_bad_line(tmp_path):
+def test_block_error_carries_the_line_in_block_and_the_offset():
     data = b"a\tshe\r\nb\the\rc\tbad\ttab\nd\the\n"
-    path = write(tmp_path / "c.tsv", data, "plain")
-    start = data.index(b"c\t")
-    with pytest.raises(CollectionLineError) as info:
-        byte_range_stats(path, 0, len(data), LEX)
+    with pytest.raises(BlockError) as info:
+        count_block(data, 100, TermMatcher(LEX, "default"), per_term=False)
     err = info.value
-    assert err.byte_offset == start == 12  # "a\tshe\r\n" is 7 bytes, "b\the\r" 5
-    assert line_number_at(path, err.byte_offset) == 3
-    assert err.problem.startswith("found 2 tabs in 'c\\tbad\\ttab'")
+    assert err.line_in_block == 2  # 0-based: the third line
+    assert err.byte_offset == 100 + 12  # "a\tshe\r\n" is 7 bytes, "b\the\r" 5
+    assert err.message.startswith("found 2 tabs in 'c\\tbad\\ttab'")
     again = pickle.loads(pickle.dumps(err))
-    assert (again.byte_offset, again.problem, str(again)) == (12, err.problem, str(err))
-
-
-def test_byte_ranges_refuse_gzip_and_empty_file_has_none(tmp_path):
-    packed = write(tmp_path / "c.tsv", b"a\tshe\n", "gzip")
-    with pytest.raises(InputError, match="cannot be split into byte ranges"):
-        partition_byte_ranges(packed, 100)
-    empty = write(tmp_path / "e.tsv", b"", "plain")
-    assert partition_byte_ranges(empty, 100) == []
-    assert len(byte_range_stats(empty, 0, 0, LEX)) == 0
+    assert (again.line_in_block, again.byte_offset, str(again)) == (2, 112, str(err))
 
 
 # ---- iterators and ir_datasets ---------------------------------------------------------------
@@ -384,7 +366,7 @@ def test_offline_ir_datasets_id_is_an_input_error(monkeypatch):
     message = str(info.value)
     assert "ir_datasets id 'msmarco-passage'" in message
     assert "could not be read or downloaded (ConnectionError" in message
-    corpus = _ir_datasets_corpus("msmarco-passage")
+    corpus = ir_datasets_corpus("msmarco-passage")
     assert corpus.has_docs()
     with pytest.raises(InputError, match=r"could not be read or downloaded \(OSError: \[Errno 101"):
         corpus.docs_count()

@@ -22,10 +22,10 @@ distributed = pytest.importorskip(
 
 import rankbias.distributed as engine  # noqa: E402
 from rankbias.cli import main  # noqa: E402
+from rankbias.collection import read_collection_stats  # noqa: E402
 from rankbias.lexicon import default_lexicon  # noqa: E402
 from rankbias.runs import read_run  # noqa: E402
 from rankbias.scoring import parse_metric_list, score_runs  # noqa: E402
-from rankbias.text import read_collection_stats  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"

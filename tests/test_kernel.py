@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankbias import kernel
-from rankbias.collection import _kernel_terms, _scan
+from rankbias.collection import _kernel_terms, count_block
 from rankbias.lexicon import Lexicon
-from rankbias.text import _TermMatcher
+from rankbias.text import TermMatcher
 
 LEX = Lexicon.from_mapping(
     {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m",
@@ -42,7 +42,7 @@ def reference(texts: list[str], lexicon: Lexicon, tokenizer: str):
 
 
 def raw_scan(data: bytes, lexicon: Lexicon, tokenizer: str, want_hits: bool = True):
-    matcher = _TermMatcher(lexicon, tokenizer)
+    matcher = TermMatcher(lexicon, tokenizer)
     terms = _kernel_terms(matcher)
     buf = np.frombuffer(data, dtype=np.uint8)
     return kernel.scanner()(
@@ -184,7 +184,7 @@ WIDE_PIECES = st.one_of(
 )
 def test_scanner_with_the_exact_path_equals_the_reference(texts, tokenizer):
     data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
-    block = _scan(data, 0, _TermMatcher(LEX, tokenizer), per_term=True)
+    block = count_block(data, 0, TermMatcher(LEX, tokenizer), per_term=True)
     lengths, counts, per_term = reference(texts, LEX, tokenizer)
     assert block.docids.to_pylist() == [f"d{i}" for i in range(len(texts))]
     assert block.lengths.tolist() == lengths
@@ -201,7 +201,7 @@ def test_jit_and_ahead_of_time_scanners_agree():
     lines = [f"d{i}\tw {' '.join(rng.choice(vocab, rng.integers(1, 12)))}" for i in range(300)]
     data = np.frombuffer("\n".join(lines).encode(), dtype=np.uint8)
     for tokenizer in ("default", "whitespace"):
-        matcher = _TermMatcher(LEX, tokenizer)
+        matcher = TermMatcher(LEX, tokenizer)
         terms = _kernel_terms(matcher)
         args = (
             data, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,

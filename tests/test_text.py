@@ -12,14 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankbias.collection import read_collection_stats
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
-from rankbias.text import (
-    document_stats,
-    read_collection_stats,
-    tokenize,
-    unmatchable_terms,
-)
+from rankbias.text import document_stats, tokenize, unmatchable_terms
 
 LEX = Lexicon.from_mapping(
     {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m"}

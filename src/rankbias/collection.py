@@ -30,12 +30,11 @@ numbers equal the reference tokenisers on every input.  Memory: a few blocks in 
 16 bytes per document for the duplicate-docid check at the end.  There are no worker
 processes, so nothing outlives a command that is killed (even with ``kill -9``).
 
-Public API for distributed drivers (e.g. a Dask engine) that split one file across machines:
-:func:`partition_byte_ranges` cuts a regular, uncompressed file into line-aligned byte ranges;
-:func:`byte_range_stats` computes the statistics of one range on a worker; an error inside a
-range is a :class:`CollectionLineError` carrying the absolute ``byte_offset`` of the bad line,
-which :func:`line_number_at` turns into a line number.  Duplicate docids across ranges are the
-driver's to check.
+Public API for other engines (e.g. the Dask engine, which reads its own byte ranges):
+:func:`count_block` counts one block of whole lines into a :class:`Block` (a bad line is a
+:class:`BlockError` carrying its line number within the block and its byte offset), and
+:meth:`Block.stats` turns a block into a :class:`~rankbias.text.DocStats`.  Docids repeated
+across blocks are the caller's to find (:attr:`Block.hashes`).
 """
 
 from __future__ import annotations
@@ -54,20 +53,22 @@ from typing import NamedTuple
 import numpy as np
 
 from rankbias.errors import InputError, located
+from rankbias.inputs import PrefixedStream
 from rankbias.lexicon import Lexicon
-from rankbias.text import TOKENIZERS, DocStats, _stats_of_lowered, _TermMatcher
+from rankbias.text import TOKENIZERS, DocStats, TermMatcher
 
 __all__ = [
     "DEFAULT_BLOCK_BYTES",
-    "CollectionLineError",
+    "Block",
+    "BlockError",
+    "count_block",
+    "iter_blocks",
     "iter_collection_stats",
     "read_collection_stats",
     "stats_from_pairs",
     "collection_stats",
     "document_text",
-    "partition_byte_ranges",
-    "byte_range_stats",
-    "line_number_at",
+    "ir_datasets_corpus",
 ]
 
 DEFAULT_BLOCK_BYTES = 1 << 22  # 4 MiB of collection text per work unit
@@ -76,26 +77,9 @@ UTF8_BOM = b"\xef\xbb\xbf"
 _EXPECTED = "expected 'docid<TAB>text' lines"
 
 
-class CollectionLineError(InputError):
-    """A bad line found in a byte range of a collection file.
-
-    ``byte_offset`` is the absolute offset of the line's first byte in the file, ``problem``
-    the message without its location and ``path`` the file; :func:`line_number_at` gives the
-    line number (``located(path, line_number_at(path, err.byte_offset), err.problem)``).
-    """
-
-    def __init__(self, message: str, path: str, byte_offset: int, problem: str):
-        super().__init__(message)
-        self.path = path
-        self.byte_offset = byte_offset
-        self.problem = problem
-
-    def __reduce__(self):  # survives pickling to and from worker processes
-        return (type(self), (str(self), self.path, self.byte_offset, self.problem))
-
-
-class _BlockError(Exception):
-    """A bad line, at a line counted from the start of its block (made absolute later)."""
+class BlockError(Exception):
+    """A bad line of a block: ``line_in_block`` (0-based, from the block's start), ``message``
+    (what was found and expected) and the absolute ``byte_offset`` of the line."""
 
     def __init__(self, line_in_block: int, message: str, byte_offset: int):
         super().__init__(line_in_block, message, byte_offset)  # in args: picklable
@@ -107,7 +91,7 @@ class _BlockError(Exception):
         return self.message
 
 
-class _Block(NamedTuple):
+class Block(NamedTuple):
     """Statistics of one block of lines (docids stay an Arrow string array)."""
 
     docids: object  # pyarrow.StringArray
@@ -116,6 +100,19 @@ class _Block(NamedTuple):
     term_counts: object  # scipy.sparse.csr_matrix | None
     hashes: np.ndarray  # uint64 hash of each docid's UTF-8 bytes
     hashes2: np.ndarray  # a second, independent uint64 hash
+
+    def stats(self, matcher: TermMatcher) -> DocStats:
+        """The block as a :class:`DocStats` (docids as Python strings)."""
+        return DocStats(
+            docids=self.docids.to_numpy(zero_copy_only=False).astype(object),
+            lengths=self.lengths,
+            group_counts=self.group_counts,
+            groups=matcher.groups,
+            terms=matcher.terms,
+            term_group=matcher.term_group,
+            term_counts=self.term_counts,
+            tokenizer=matcher.tokenizer,
+        )
 
 
 # ---- the per-line reference check ------------------------------------------------------------
@@ -177,7 +174,7 @@ class _KernelTerms(NamedTuple):
     exact: bool  # False: every line goes through the str path
 
 
-def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
+def _kernel_terms(matcher: TermMatcher) -> _KernelTerms:
     """The ASCII terms as the scanner takes them (cached on the matcher)."""
     cached = getattr(matcher, "_kernel_terms", None)
     if cached is not None:
@@ -204,12 +201,13 @@ def _kernel_terms(matcher: _TermMatcher) -> _KernelTerms:
 
 
 # ---- one block -------------------------------------------------------------------------------
-def _scan(
-    data: bytes, offset: int, matcher: _TermMatcher, per_term: bool, where: str = "the file"
-) -> _Block:
-    """Statistics of a block of whole lines starting at byte ``offset`` of the source.
+def count_block(
+    data: bytes, offset: int, matcher: TermMatcher, per_term: bool, where: str = "the file"
+) -> Block:
+    """Statistics of a block of whole lines starting at byte ``offset`` of the source
+    (``where`` names what offsets count in messages).
 
-    Raises :class:`_BlockError` at the first bad line.
+    Raises :class:`BlockError` at the first bad line.
     """
     import pyarrow as pa
 
@@ -236,9 +234,9 @@ def _scan(
             raw = data[start:end]
             problem = _raw_line_problem(raw, offset + start, where)
             if problem is not None:
-                raise _BlockError(row, problem, offset + start)
+                raise BlockError(row, problem, offset + start)
             texts.append(raw.decode("utf-8").partition("\t")[2].rstrip().lower())
-        exact_lengths, exact_counts, exact_term_counts = _stats_of_lowered(texts, matcher, per_term)
+        exact_lengths, exact_counts, exact_term_counts = matcher.count(texts, per_term)
         lengths[exact_rows] = exact_lengths
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
@@ -246,7 +244,7 @@ def _scan(
         problem = _raw_line_problem(data[start:end], offset + start, where)
         if problem is None:  # pragma: no cover - the scanner and the reference disagree
             raise RuntimeError(f"the scanner refused line {data[start:end]!r}, the check did not")
-        raise _BlockError(n, problem, offset + start)
+        raise BlockError(n, problem, offset + start)
     term_counts = None
     if per_term:
         import scipy.sparse as sp
@@ -268,50 +266,7 @@ def _scan(
         pa.py_buffer(docid_offsets[: n + 1]),
         pa.py_buffer(docid_data[: int(docid_offsets[n])]),
     )
-    return _Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
-
-
-def _run_unit(unit: tuple, matcher: _TermMatcher, per_term: bool) -> _Block:
-    """One work unit, ``("bytes", block, offset)`` or ``("file", path, start, end)`` (the
-    interface of the earlier NumPy reader, kept for callers written against it)."""
-    if unit[0] == "file":
-        _, path, start, end = unit
-        with open(path, "rb") as handle:
-            return _scan(os.pread(handle.fileno(), end - start, start), start, matcher, per_term)
-    _, block, offset = unit
-    return _scan(block, offset, matcher, per_term)
-
-
-def _block_stats(block: _Block, matcher: _TermMatcher) -> DocStats:
-    """A block as a :class:`DocStats` (docids as Python strings)."""
-    return DocStats(
-        docids=block.docids.to_numpy(zero_copy_only=False).astype(object),
-        lengths=block.lengths,
-        group_counts=block.group_counts,
-        groups=matcher.groups,
-        terms=matcher.terms,
-        term_group=matcher.term_group,
-        term_counts=block.term_counts,
-        tokenizer=matcher.tokenizer,
-    )
-
-
-def _empty_stats(matcher: _TermMatcher, per_term: bool) -> DocStats:
-    term_counts = None
-    if per_term:
-        import scipy.sparse as sp
-
-        term_counts = sp.csr_matrix((0, len(matcher.terms)), dtype=np.int64)
-    return DocStats(
-        docids=np.zeros(0, dtype=object),
-        lengths=np.zeros(0, dtype=np.int64),
-        group_counts=np.zeros((0, len(matcher.groups)), dtype=np.int64),
-        groups=matcher.groups,
-        terms=matcher.terms,
-        term_group=matcher.term_group,
-        term_counts=term_counts,
-        tokenizer=matcher.tokenizer,
-    )
+    return Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
 
 
 # ---- sources ---------------------------------------------------------------------------------
@@ -368,27 +323,6 @@ def _open_source(path: str | Path, label: str | None = None) -> _Source:
     return _Source(label, path, "gzip" if head[:2] == GZIP_MAGIC else "stream", 0, handle, head)
 
 
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were already read."""
-
-    def __init__(self, head: bytes, rest):
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
 def _complete_lines_end(data: bytes) -> int:
     """Length of the longest prefix of ``data`` that ends with a complete line break."""
     last = max(data.rfind(b"\n"), data.rfind(b"\r"))
@@ -404,11 +338,11 @@ def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[byte
     """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
     (``where`` names what offsets count: the file or its decompressed bytes)."""
     if source.kind == "gzip":
-        raw = source.handle if not source.head else _Prefixed(source.head, source.handle)
+        raw = source.handle if not source.head else PrefixedStream(source.head, source.handle)
         reader = gzip.GzipFile(fileobj=raw, mode="rb")
         where = "the decompressed file"
     else:
-        reader = io.BufferedReader(_Prefixed(source.head, source.handle), 1 << 16)
+        reader = io.BufferedReader(PrefixedStream(source.head, source.handle), 1 << 16)
         where = "the file"
     offset = 0
     carry = b""
@@ -466,94 +400,6 @@ def _range_cuts(fd: int, start: int, end: int, target: int) -> Iterator[tuple[in
         start = stop
 
 
-def partition_byte_ranges(path: str | Path, target_bytes: int) -> list[tuple[int, int]]:
-    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering a collection.
-
-    ``path`` must be a regular, uncompressed file (a gzip file or a stream cannot be split:
-    read those with :func:`iter_collection_stats`).  The ranges are contiguous, cover every
-    line (the first one starts after a UTF-8 byte-order mark) and each ends just after a line
-    break (``\\n``, ``\\r\\n`` or ``\\r``) or at the end of the file; an empty file has none.
-    Pass each range to :func:`byte_range_stats`.
-    """
-    if target_bytes < 1:
-        raise ValueError(f"target_bytes must be ≥ 1, got {target_bytes}")
-    source = _open_source(path)
-    try:
-        if source.kind != "ranges":
-            raise InputError(
-                f"{source.label}: a {'gzip file' if source.kind == 'gzip' else 'stream'} "
-                "cannot be split into byte ranges; expected a regular, uncompressed file"
-            )
-        fd = source.handle.fileno()
-        size = os.fstat(fd).st_size
-        return list(_range_cuts(fd, source.start, size, target_bytes))
-    finally:
-        source.handle.close()
-
-
-def byte_range_stats(
-    path: str | Path,
-    start: int,
-    end: int,
-    lexicon: Lexicon,
-    tokenizer: str = "default",
-    per_term: bool = False,
-) -> DocStats:
-    """Statistics of the lines in bytes ``[start, end)`` of a regular, uncompressed file.
-
-    ``start`` and ``end`` must be line-aligned (from :func:`partition_byte_ranges`); a
-    byte-order mark at offset 0 is skipped.  Same rules and numbers as the local reader; a
-    bad line raises :class:`CollectionLineError` whose ``byte_offset`` is the absolute offset
-    of that line.  Docids are not checked for repeats (that needs every range: the caller's
-    job).  Runs on the calling thread.
-    """
-    matcher = _TermMatcher(lexicon, tokenizer)
-    source = _open_source(path)
-    try:
-        if source.kind != "ranges":
-            raise InputError(
-                f"{source.label}: byte ranges need a regular, uncompressed file; "
-                f"found a {'gzip file' if source.kind == 'gzip' else 'stream'}"
-            )
-        fd = source.handle.fileno()
-        start = max(start, source.start)
-        blocks = []
-        for a, b in _range_cuts(fd, start, end, DEFAULT_BLOCK_BYTES):
-            try:
-                blocks.append(_scan(os.pread(fd, b - a, a), a, matcher, per_term))
-            except _BlockError as exc:
-                raise CollectionLineError(
-                    f"{source.label}: line at byte offset {exc.byte_offset}: {exc.message}",
-                    str(path),
-                    exc.byte_offset,
-                    exc.message,
-                ) from None
-    finally:
-        source.handle.close()
-    if not blocks:
-        return _empty_stats(matcher, per_term)
-    return DocStats.concat([_block_stats(b, matcher) for b in blocks])
-
-
-def line_number_at(path: str | Path, byte_offset: int) -> int:
-    """The 1-based number of the line that starts at ``byte_offset`` of an uncompressed file
-    (line breaks ``\\n``, ``\\r\\n``, ``\\r``)."""
-    breaks = 0
-    previous_cr = False
-    with open(path, "rb") as handle:
-        remaining = byte_offset
-        while remaining > 0:
-            chunk = handle.read(min(remaining, 1 << 22))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-            breaks += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
-            if previous_cr and chunk.startswith(b"\n"):
-                breaks -= 1
-            previous_cr = chunk.endswith(b"\r")
-    return breaks + 1
-
-
 # ---- the local engine ------------------------------------------------------------------------
 def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
     """``fn`` over ``tasks`` on ``workers`` threads, results in task order, at most
@@ -575,7 +421,7 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> Iterator[_Block]:
+def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> Iterator[Block]:
     from rankbias import kernel
 
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
@@ -585,29 +431,29 @@ def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> 
 
         def run(cut):
             a, b = cut
-            return _scan(os.pread(fd, b - a, a), a, matcher, per_term)
+            return count_block(os.pread(fd, b - a, a), a, matcher, per_term)
 
         return _ordered(run, _range_cuts(fd, source.start, size, block_bytes), workers)
 
     def run_bytes(task):
         data, offset, where = task
-        return _scan(data, offset, matcher, per_term, where)
+        return count_block(data, offset, matcher, per_term, where)
 
     return _ordered(run_bytes, _sequential_blocks(source, block_bytes), workers)
 
 
-def _located_blocks(blocks: Iterator[_Block], label: str) -> Iterator[_Block]:
+def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
     """Turn block-relative errors into ``file:line`` errors."""
     lines_before = 0
     try:
         for block in blocks:
             yield block
             lines_before += len(block.lengths)
-    except _BlockError as exc:
+    except BlockError as exc:
         raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
 
 
-def _check_unique(blocks: list[_Block] | tuple, label: str, docid_at) -> None:
+def _check_unique(blocks: list[Block] | tuple, label: str, docid_at) -> None:
     """Raise on the first line whose docid an earlier line already used.
 
     Candidates are found from two 64-bit hashes per document; ``docid_at(lines)`` recovers
@@ -660,10 +506,10 @@ def _docids_at_lines(path: Path, indices: list[int]) -> list[str]:
     return [wanted[i + 1] for i in indices]
 
 
-def _iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes=DEFAULT_BLOCK_BYTES):
+def iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes=DEFAULT_BLOCK_BYTES):
     """``(matcher, blocks)``: the raw blocks of a collection file, in order, checked for
     repeated docids when the stream ends."""
-    matcher = _TermMatcher(lexicon, tokenizer)
+    matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
     source = _open_source(path)
 
@@ -704,9 +550,9 @@ def iter_collection_stats(
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
-    matcher, blocks = _iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes)
+    matcher, blocks = iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes)
     for block in blocks:
-        yield _block_stats(block, matcher)
+        yield block.stats(matcher)
 
 
 def read_collection_stats(
@@ -764,20 +610,20 @@ def stats_from_pairs(
     """
     from rankbias import kernel
 
-    matcher = _TermMatcher(lexicon, tokenizer)
+    matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
 
     def run(task):
         data, offset, where = task
-        return _scan(data, offset, matcher, per_term, where)
+        return count_block(data, offset, matcher, per_term, where)
 
     blocks = list(
         _located_blocks(_ordered(run, _pair_blocks(pairs, label, block_bytes), workers), label)
     )
     if not blocks:
         raise InputError(f"{label}: the collection is empty")
-    stats = DocStats.concat([_block_stats(b, matcher) for b in blocks])
+    stats = DocStats.concat([b.stats(matcher) for b in blocks])
     _check_unique(
         [(b.hashes, b.hashes2) for b in blocks],
         label,
@@ -803,7 +649,7 @@ def collection_stats(
     path = Path(source)
     if path.exists():
         return read_collection_stats(path, lexicon, tokenizer, per_term, workers)
-    corpus = _ir_datasets_corpus(str(source))
+    corpus = ir_datasets_corpus(str(source))
     pairs = ((doc.doc_id, document_text(doc)) for doc in corpus.docs_iter())
     return stats_from_pairs(pairs, lexicon, str(source), tokenizer, per_term, workers)
 
@@ -863,7 +709,9 @@ class _OfflineSafeCorpus:
             raise self._unavailable(exc) from None
 
 
-def _ir_datasets_corpus(dataset_id: str):
+def ir_datasets_corpus(dataset_id: str):
+    """The ``ir_datasets`` corpus ``dataset_id``; not installed, unknown, without documents or
+    (on use) not downloadable is an :class:`InputError` saying so."""
     try:
         import ir_datasets
     except ModuleNotFoundError:

@@ -578,51 +578,12 @@ def _write_tsv(path: Path, frame: pd.DataFrame) -> None:
     write_text(path, "".join(line + "\n" for line in lines))
 
 
-def counterfactual_runs(
-    testbed,
-    out_dir: str | Path,
-    cache_dir: str | Path | None = None,
-    log: Callable[[str], None] = print,
-    *,
-    substitution: Substitution | None = None,
-    original_cache_dir: str | Path | None = None,
-) -> CounterfactualBuild:
-    """Rerun the testbed's five systems on its counterfactual collection.
-
-    ``testbed``: a :class:`rankbias.data.wikisample.Testbed` or its folder.  The queries are
-    those of the original runs (``queries`` then ``queries_sensitive``), minus any containing a
-    substituted term (listed in the result and in ``queries_excluded.tsv``; a query is never
-    substituted).  Dense vectors of unchanged passages are taken from the original embedding
-    cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the originals
-    if it is empty); only changed passages are encoded.  The assembled vectors are stored in
-    ``cache_dir`` (default ``<out_dir>/cache``) under the key that
-    :func:`rankbias.retrieval.encode_cached` computes for the counterfactual texts, so
-    :func:`rankbias.retrieval.build_runs` finds them there instead of encoding every passage.
-
-    CRBO per system then compares the original runs on the queries kept::
-
-        build = counterfactual_runs(testbed, out_dir)
-        kept = build.queries["qid"]
-        originals = [run.restrict(kept) for run in testbed.runs().values()]
-        score_runs(originals, metrics=["crbo@10"], counterfactual=build.runs())
-    """
-    from rankbias import retrieval
-    from rankbias.data.wikisample import Testbed, load_testbed
-
-    if not isinstance(testbed, Testbed):
-        testbed = load_testbed(testbed)
-    substitution = substitution or default_substitution()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    cache = Path(cache_dir) if cache_dir is not None else out / "cache"
-    original_cache = (
-        Path(original_cache_dir) if original_cache_dir is not None else testbed.path / "cache"
+def _world(testbed, substitution: Substitution):
+    """The substituted collection, its report, the testbed's queries (both sets), those
+    excluded for containing a substituted term, and those kept."""
+    cf_collection, report = substitute_collection(
+        testbed.collection[["docid", "text"]], substitution
     )
-    seconds: dict[str, float] = {}
-
-    started = time.time()
-    collection = testbed.collection[["docid", "text"]]
-    cf_collection, report = substitute_collection(collection, substitution)
     queries = pd.concat(
         [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
         ignore_index=True,
@@ -636,6 +597,52 @@ def counterfactual_runs(
         )
     excluded = queries_with_terms(queries, substitution)
     kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    return cf_collection, report, queries, excluded, kept
+
+
+def counterfactual_runs(
+    testbed,
+    out_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    log: Callable[[str], None] = print,
+    *,
+    substitution: Substitution | None = None,
+    original_cache_dir: str | Path | None = None,
+) -> CounterfactualBuild:
+    """Rerun the testbed's five systems on its counterfactual collection.
+
+    ``testbed``: a loaded testbed (:func:`rankbias.data.wikisample.load_testbed`; any object
+    with its ``path``, ``collection``, ``queries``, ``queries_sensitive``, ``systems``).  The
+    queries are those of the original runs (``queries`` then ``queries_sensitive``), minus any
+    containing a substituted term (listed in the result and in ``queries_excluded.tsv``; a query
+    is never substituted).  Dense vectors of unchanged passages are taken from the original
+    embedding cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the
+    originals if it is empty); only changed passages are encoded.  The assembled vectors are
+    stored in ``cache_dir`` (default ``<out_dir>/cache``) under the key that
+    :func:`rankbias.retrieval.encode_cached` computes for the counterfactual texts, so
+    :func:`rankbias.retrieval.build_runs` finds them there instead of encoding every passage.
+
+    CRBO per system then compares the original runs on the queries kept::
+
+        build = counterfactual_runs(testbed, out_dir)
+        kept = build.queries["qid"]
+        originals = [run.restrict(kept) for run in testbed.runs().values()]
+        score_runs(originals, metrics=["crbo@10"], counterfactual=build.runs())
+    """
+    from rankbias import retrieval
+
+    substitution = substitution or default_substitution()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = Path(cache_dir) if cache_dir is not None else out / "cache"
+    original_cache = (
+        Path(original_cache_dir) if original_cache_dir is not None else testbed.path / "cache"
+    )
+    seconds: dict[str, float] = {}
+
+    started = time.time()
+    collection = testbed.collection[["docid", "text"]]
+    cf_collection, report, queries, excluded, kept = _world(testbed, substitution)
     for qid, query in zip(kept["qid"], kept["query"], strict=True):
         new, swaps = substitute(query, substitution)
         if swaps or new != query:  # the tokeniser check and the substitution must agree
@@ -735,16 +742,7 @@ def counterfactual_world(
     """
     substitution = substitution or default_substitution()
     out = Path(out_dir)
-    cf_collection, report = substitute_collection(
-        testbed.collection[["docid", "text"]], substitution
-    )
-    queries = pd.concat(
-        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
-        ignore_index=True,
-    )
-    queries["qid"] = queries["qid"].astype(str)
-    excluded = queries_with_terms(queries, substitution)
-    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
+    cf_collection, report, _, excluded, kept = _world(testbed, substitution)
     digest = _inputs_digest(testbed, cf_collection["text"].tolist(), kept)
     stamp = out / STAMP_FILE
     systems = tuple(testbed.systems)

@@ -309,24 +309,24 @@ def count_byte_range(
 ) -> _PartitionCounts:
     """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
 
-    This is the one function that calls the internals of :mod:`rankbias.text` (the local
-    engine's per-block kernel, its docid hash and its block errors); everything else in this
-    module goes through it.
+    Each block goes through the local engine's public block counter
+    (:func:`rankbias.collection.count_block`); everything else in this module goes through
+    this function.
     """
     import numpy as np
 
-    from rankbias import text
-    from rankbias.text import DocStats
+    from rankbias.collection import DEFAULT_BLOCK_BYTES, BlockError, count_block
+    from rankbias.text import DocStats, TermMatcher
 
-    matcher = text._TermMatcher(lexicon, tokenizer)
+    matcher = TermMatcher(lexicon, tokenizer)
     parts, hashes, n_lines = [], [], 0
-    for offset, block in _line_blocks(location, start, end, text.DEFAULT_BLOCK_BYTES):
+    for offset, block in _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES):
         try:
-            raw = text._run_unit(("bytes", block, offset), matcher, per_term)
-        except text._BlockError as exc:
+            raw = count_block(block, offset, matcher, per_term)
+        except BlockError as exc:
             empty = np.zeros(0, dtype=np.uint64)
             return _PartitionCounts(None, empty, n_lines, n_lines + exc.line_in_block, exc.message)
-        parts.append(text._block_stats(raw, matcher))
+        parts.append(raw.stats(matcher))
         hashes.append(raw.hashes)
         n_lines += len(raw.lengths)
     if not parts:

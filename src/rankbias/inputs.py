@@ -33,14 +33,13 @@ import io
 import os
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, BinaryIO
 
 from rankbias.errors import InputError, located
 
 __all__ = [
     "Source",
-    "as_path",
+    "PrefixedStream",
     "source_name",
     "open_binary",
     "read_bytes",
@@ -78,8 +77,9 @@ def _is_path(source: Source) -> bool:
     return False
 
 
-class _Prefixed(io.RawIOBase):
-    """A raw stream that first returns ``prefix`` and then the rest of ``stream``."""
+class PrefixedStream(io.RawIOBase):
+    """A raw stream that first returns ``prefix`` and then the rest of ``stream`` (for
+    sources whose first bytes were read to tell gzip from plain text without seeking)."""
 
     def __init__(self, prefix: bytes, stream):
         self._prefix = prefix
@@ -210,7 +210,7 @@ def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
         owned = False
     try:
         head = _read_head(raw, name, what)
-        stream = io.BufferedReader(_Prefixed(head, raw), _CHUNK)
+        stream = io.BufferedReader(PrefixedStream(head, raw), _CHUNK)
         compressed = head == GZIP_MAGIC
         _check_suffix(name, head, what)
         if compressed:
@@ -341,8 +341,3 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
     name = source_name(source)
     with open_binary(source, what) as stream:
         yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)
-
-
-def as_path(source: Source) -> Path | None:
-    """``source`` as a :class:`~pathlib.Path` when it is a path, else ``None``."""
-    return Path(source) if isinstance(source, str | os.PathLike) else None

@@ -52,7 +52,6 @@ __all__ = [
     "handle_signals",
     "remove_stale_temps",
     "table_format",
-    "write_bytes",
     "write_table",
     "write_text",
 ]
@@ -335,13 +334,6 @@ def write_text(target: str | os.PathLike[str], text: str, encoding: str = "utf-8
     """Write ``text`` to ``target`` atomically (no newline translation)."""
     with atomic_open(target, "w", encoding=encoding, newline="") as handle:
         handle.write(text)
-    return Path(target)
-
-
-def write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``target`` atomically."""
-    with atomic_open(target, "wb") as handle:
-        handle.write(data)
     return Path(target)
 
 

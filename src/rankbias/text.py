@@ -16,11 +16,10 @@ Statistics
 For every document: its length ``|d|`` (number of tokens), the group magnitudes
 ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the per-term counts ``tf(t, d)`` as a sparse
 document × term matrix (:class:`DocStats`).  :func:`document_stats` computes them for a list of
-in-memory texts at once.  Collection files and ``ir_datasets`` corpora are read by
-:mod:`rankbias.collection` (a compiled byte scanner, :mod:`rankbias.kernel`, with this module's
-exact path for non-ASCII lines); its public names (:func:`iter_collection_stats`,
-:func:`read_collection_stats`, :func:`stats_from_pairs`, :func:`collection_stats`,
-:func:`partition_byte_ranges`, :func:`byte_range_stats`, …) stay importable from here.
+in-memory texts at once, through a :class:`TermMatcher` (the lexicon prepared for matching).
+Collection files and ``ir_datasets`` corpora are read by :mod:`rankbias.collection`, which
+builds on this module (a compiled byte scanner, :mod:`rankbias.kernel`, with
+:meth:`TermMatcher.count` as the exact path for non-ASCII lines); this module does not know it.
 
 How the vectorised counting works (no Python loop over tokens): the lower-cased texts are
 joined by single spaces and viewed as a NumPy array of code units (bytes for ASCII text, UTF-32
@@ -52,6 +51,7 @@ __all__ = [
     "TOKEN_PATTERN",
     "tokenize",
     "DocStats",
+    "TermMatcher",
     "document_stats",
     "unmatchable_terms",
 ]
@@ -235,8 +235,12 @@ class DocStats:
 
 
 # ---- term matching -----------------------------------------------------------------------
-class _TermMatcher:
-    """The lexicon's terms prepared for exact matching against token spans in a code array."""
+class TermMatcher:
+    """The lexicon's terms prepared for exact matching against token spans in a code array.
+
+    ``groups``, ``terms`` and ``term_group`` are the lexicon's; ``unmatchable`` the terms the
+    tokeniser would split; :meth:`count` gives the statistics of lower-cased texts.
+    """
 
     def __init__(self, lexicon: Lexicon, tokenizer: str):
         if tokenizer not in TOKENIZERS:
@@ -340,6 +344,40 @@ class _TermMatcher:
         )
         return maybe[hit][exact], term_ids[slot_hit[exact]]
 
+    def count(self, texts: list[str], per_term: bool = False):
+        """``(lengths, group_counts, term_counts)`` of lower-cased texts (``term_counts`` a
+        sparse document × term matrix when ``per_term``, else ``None``)."""
+        n_docs = len(texts)
+        n_groups = len(self.groups)
+        span_len = np.fromiter(map(len, texts), dtype=np.int64, count=n_docs)
+        begins = np.zeros(n_docs, dtype=np.int64)
+        np.cumsum(span_len[:-1] + 1, out=begins[1:])  # +1: the joining space
+        ends_doc = begins + span_len
+        codes = _codes_of(" ".join(texts))
+        is_token = _token_mask(codes, self.tokenizer)
+        starts, ends = _runs(is_token)
+        if self.tokenizer == "default":
+            lengths = np.searchsorted(starts, ends_doc) - np.searchsorted(starts, begins)
+        else:
+            spaces = np.flatnonzero(codes == 32)
+            lengths = np.searchsorted(spaces, ends_doc) - np.searchsorted(spaces, begins) + 1
+        token_idx, term_ids = self.match(codes, starts, ends)
+        doc_of = np.searchsorted(begins, starts[token_idx], side="right") - 1
+        group_of = self.term_group[term_ids]
+        group_counts = np.bincount(
+            doc_of * n_groups + group_of, minlength=n_docs * n_groups
+        ).reshape(n_docs, n_groups)
+        term_counts = None
+        if per_term:
+            import scipy.sparse as sp
+
+            term_counts = sp.csr_matrix(
+                (np.ones(len(doc_of), dtype=np.int64), (doc_of, term_ids)),
+                shape=(n_docs, len(self.terms)),
+            )
+            term_counts.sum_duplicates()
+        return lengths.astype(np.int64), group_counts.astype(np.int64), term_counts
+
 
 _PREFILTER_BITS = 16  # a 64 KiB table stays in cache
 
@@ -405,40 +443,6 @@ def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(change[0::2]), np.ascontiguousarray(change[1::2])
 
 
-def _stats_of_lowered(texts: list[str], matcher: _TermMatcher, per_term: bool):
-    """Lengths, group counts and (optionally) per-term counts of lower-cased texts."""
-    n_docs = len(texts)
-    n_groups = len(matcher.groups)
-    span_len = np.fromiter(map(len, texts), dtype=np.int64, count=n_docs)
-    begins = np.zeros(n_docs, dtype=np.int64)
-    np.cumsum(span_len[:-1] + 1, out=begins[1:])  # +1: the joining space
-    ends_doc = begins + span_len
-    codes = _codes_of(" ".join(texts))
-    is_token = _token_mask(codes, matcher.tokenizer)
-    starts, ends = _runs(is_token)
-    if matcher.tokenizer == "default":
-        lengths = np.searchsorted(starts, ends_doc) - np.searchsorted(starts, begins)
-    else:
-        spaces = np.flatnonzero(codes == 32)
-        lengths = np.searchsorted(spaces, ends_doc) - np.searchsorted(spaces, begins) + 1
-    token_idx, term_ids = matcher.match(codes, starts, ends)
-    doc_of = np.searchsorted(begins, starts[token_idx], side="right") - 1
-    group_of = matcher.term_group[term_ids]
-    group_counts = np.bincount(doc_of * n_groups + group_of, minlength=n_docs * n_groups).reshape(
-        n_docs, n_groups
-    )
-    term_counts = None
-    if per_term:
-        import scipy.sparse as sp
-
-        term_counts = sp.csr_matrix(
-            (np.ones(len(doc_of), dtype=np.int64), (doc_of, term_ids)),
-            shape=(n_docs, len(matcher.terms)),
-        )
-        term_counts.sum_duplicates()
-    return lengths.astype(np.int64), group_counts.astype(np.int64), term_counts
-
-
 def document_stats(
     texts: Iterable[str],
     lexicon: Lexicon,
@@ -453,7 +457,7 @@ def document_stats(
     """
     import scipy.sparse as sp
 
-    matcher = _TermMatcher(lexicon, tokenizer)
+    matcher = TermMatcher(lexicon, tokenizer)
     lowered = [t.lower() for t in texts]
     ids = (
         np.array([str(i) for i in range(len(lowered))], dtype=object)
@@ -467,7 +471,7 @@ def document_stats(
         counts = np.zeros((0, len(lexicon.groups)), dtype=np.int64)
         term_counts = sp.csr_matrix((0, len(lexicon.terms)), dtype=np.int64) if per_term else None
     else:
-        lengths, counts, term_counts = _stats_of_lowered(lowered, matcher, per_term)
+        lengths, counts, term_counts = matcher.count(lowered, per_term)
     return DocStats(
         docids=ids,
         lengths=lengths,
@@ -482,35 +486,4 @@ def document_stats(
 
 def unmatchable_terms(lexicon: Lexicon, tokenizer: str = "default") -> tuple[str, ...]:
     """Terms the tokeniser would split (e.g. ``mother-in-law``), which can never be counted."""
-    return _TermMatcher(lexicon, tokenizer).unmatchable
-
-
-# The collection reader lives in rankbias.collection (it imports this module); its public
-# names stay importable from here, loaded on first use.
-_COLLECTION_NAMES = frozenset(
-    {
-        "DEFAULT_BLOCK_BYTES",
-        "CollectionLineError",
-        "iter_collection_stats",
-        "read_collection_stats",
-        "stats_from_pairs",
-        "collection_stats",
-        "document_text",
-        "partition_byte_ranges",
-        "byte_range_stats",
-        "line_number_at",
-        "_iter_blocks",
-        "_ir_datasets_corpus",
-        "_run_unit",
-        "_BlockError",
-        "_block_stats",
-    }
-)
-
-
-def __getattr__(name: str):
-    if name in _COLLECTION_NAMES:
-        from rankbias import collection
-
-        return getattr(collection, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return TermMatcher(lexicon, tokenizer).unmatchable

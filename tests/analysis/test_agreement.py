@@ -12,10 +12,6 @@ import pytest
 from scipy import stats
 
 from rankbias.analysis.agreement import (
-    MARK_BETTER,
-    MARK_CORRELATED,
-    MARK_WORSE,
-    agreement_table,
     metric_correlation,
     paired_tests,
     split_label,
@@ -158,22 +154,6 @@ def test_metric_correlation_counts_undefined_queries():
     ref = stats.pearsonr([0.1, 0.3, 0.2], [0.2, 0.5, 0.1])
     assert out["n"] == 3 and out["n_excluded"] == 2
     assert out["r"] == pytest.approx(ref.statistic)
-
-
-def test_agreement_table_marks_like_the_paper(testbed):
-    bias, effectiveness, _ = testbed
-    tests = paired_tests([effectiveness, bias])
-    table = agreement_table(tests, metric_correlation(bias), digits=3)
-    assert list(table.columns) == ["nDCG@10", "MRR@10", "NFaiRR@10", "TExFAIR@10", "r"]
-    assert list(table.index) == ["bm25", "dense", "noisy", "worse"]
-    assert table.loc["dense", "NFaiRR@10"].endswith(MARK_BETTER)
-    assert table.loc["worse", "NFaiRR@10"].endswith(MARK_WORSE)
-    assert not table.loc["noisy", "NFaiRR@10"].endswith((MARK_BETTER, MARK_WORSE))
-    assert not table.loc["bm25", "NFaiRR@10"].endswith((MARK_BETTER, MARK_WORSE))
-    mean = tests.set_index(["run", "measure"]).loc[("dense", "nfairr@10"), "mean"]
-    assert table.loc["dense", "NFaiRR@10"] == f"{mean:.3f}{MARK_BETTER}"
-    assert all(cell.endswith(MARK_CORRELATED) for cell in table["r"])
-    assert "Bonferroni" in table.attrs["legend"]
 
 
 def test_bad_input_is_an_error(testbed):

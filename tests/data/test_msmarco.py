@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rankbias.data.msmarco import iter_collection, msmarco_queries
+from rankbias.data.msmarco import iter_collection
 from rankbias.errors import InputError
 
 # Passages written for this test in the shape of MS MARCO's collection.tsv: integer docids,
@@ -141,20 +141,6 @@ def test_an_ir_datasets_id_goes_through_ir_datasets_load(fake_ir_datasets: dict)
     assert list(iter_collection("msmarco-passage")) == PASSAGES
 
 
-def test_msmarco_queries_through_ir_datasets(fake_ir_datasets: dict) -> None:
-    queries = [
-        FakeQuery("1048585", "what is paula deen's brother"),
-        FakeQuery("2", "androgen receptor define"),
-    ]
-    fake_ir_datasets["msmarco-passage/dev/small"] = FakeDataset([], queries)
-    frame = msmarco_queries()
-    assert frame.columns.tolist() == ["qid", "query"]
-    assert frame.values.tolist() == [
-        ["1048585", "what is paula deen's brother"],
-        ["2", "androgen receptor define"],
-    ]
-
-
 def test_an_unknown_or_docless_ir_datasets_id_is_an_error(fake_ir_datasets: dict) -> None:
     with pytest.raises(InputError, match="no dataset 'msmarco-pasage'"):
         iter_collection("msmarco-pasage")
@@ -169,8 +155,6 @@ def test_without_ir_datasets_the_error_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # makes `import ir_datasets` fail
     with pytest.raises(InputError, match=r"pip install 'rankbias\[msmarco\]'"):
         iter_collection("msmarco-passage")
-    with pytest.raises(InputError, match=r"pip install 'rankbias\[msmarco\]'"):
-        msmarco_queries()
 
 
 def test_a_tiny_dataset_registered_with_the_real_ir_datasets(
@@ -190,7 +174,3 @@ def test_a_tiny_dataset_registered_with_the_real_ir_datasets(
         dataset_id, Dataset(TsvDocs(LocalDownload(docs)), TsvQueries(LocalDownload(queries)))
     )
     assert list(iter_collection(dataset_id)) == PASSAGES
-    assert msmarco_queries(dataset_id).values.tolist() == [
-        ["1048585", "what is paula deen's brother"],
-        ["2", "androgen receptor define"],
-    ]

@@ -13,12 +13,11 @@ For every system (run) of a testbed:
 - per system, the Pearson ``r`` between two metrics (default TExFAIR and NFaiRR at ``k = 10``)
   over its queries, with its p-value.
 
-:func:`agreement_table` lays the result out as the paper's Table 1: one row per system, the
-means with ``‡`` where a system is significantly *better* than the baseline (``§`` where it is
-significantly *worse*; for a signed metric, whose better direction is undefined, ``‡`` marks any
-significant difference), and ``r`` with ``†`` where the correlation is significant.  "Better" is
-higher for effectiveness measures and for metrics whose registry direction is *higher = fairer*,
-lower for *higher = more biased*; ``higher_is_better`` overrides it for any measure.
+:func:`paired_tests` says whether a system is significantly *better* or *worse* than the
+baseline (``better``; undefined for a signed metric).  "Better" is higher for effectiveness
+measures and for metrics whose registry direction is *higher = fairer*, lower for *higher =
+more biased*; ``higher_is_better`` overrides it for any measure.  (The chapter "Do the measures
+agree?" lays the result out as the paper's Table 1.)
 
 Queries: ``qids=`` restricts every statistic to a query set (e.g. the bias-sensitive queries).
 Nothing is dropped silently: the queries left out of a paired test (absent in one of the two
@@ -38,20 +37,12 @@ from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
 __all__ = [
     "DEFAULT_MEASURES",
-    "MARK_BETTER",
-    "MARK_WORSE",
-    "MARK_CORRELATED",
     "split_label",
     "paired_tests",
     "metric_correlation",
-    "agreement_table",
 ]
 
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "nfairr@10", "texfair@10")
-MARK_BETTER = "‡"
-MARK_WORSE = "§"
-MARK_CORRELATED = "†"
-DISPLAY_NAMES = {"RR": "MRR", "nfairr": "NFaiRR", "texfair": "TExFAIR"}
 _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
 
 
@@ -251,54 +242,3 @@ def metric_correlation(
     out = pd.DataFrame(rows)
     out.attrs["alpha"] = alpha
     return out
-
-
-def _display(label: str) -> str:
-    metric, cutoff = split_label(label)
-    name = DISPLAY_NAMES.get(metric, metric)
-    return name if cutoff is None else f"{name}@{cutoff}"
-
-
-def agreement_table(
-    tests: pd.DataFrame, correlations: pd.DataFrame | None = None, digits: int = 4
-) -> pd.DataFrame:
-    """The paper's Table 1 layout: one row per system, formatted means with marks, and ``r``.
-
-    ``tests`` from :func:`paired_tests`, ``correlations`` from :func:`metric_correlation`.  Marks:
-    ``‡`` significantly better than the baseline (Bonferroni), ``§`` significantly worse, ``‡``
-    any significant difference for a signed metric; ``†`` a significant correlation.  The legend
-    is in ``attrs["legend"]``.
-    """
-    runs = list(dict.fromkeys(tests["run"]))
-    measures = list(dict.fromkeys(tests["measure"]))
-    cells = {}
-    for row in tests.itertuples(index=False):
-        mark = ""
-        if row.significant:
-            mark = MARK_WORSE if row.better is False else MARK_BETTER
-        value = "—" if not np.isfinite(row.mean) else f"{row.mean:.{digits}f}{mark}"
-        cells[(row.run, _display(row.measure))] = value
-    table = pd.DataFrame(
-        [[cells.get((r, _display(m)), "—") for m in measures] for r in runs],
-        index=pd.Index(runs, name="system"),
-        columns=[_display(m) for m in measures],
-    )
-    if correlations is not None:
-        by_run = correlations.set_index("run")
-        column = []
-        for run in runs:
-            if run not in by_run.index or not np.isfinite(by_run.loc[run, "r"]):
-                column.append("—")
-            else:
-                mark = MARK_CORRELATED if by_run.loc[run, "significant"] else ""
-                column.append(f"{by_run.loc[run, 'r']:.{digits}f}{mark}")
-        table["r"] = column
-    alpha = tests.attrs.get("alpha", "α")
-    baseline = tests.attrs.get("baseline", "the baseline")
-    table.attrs["legend"] = (
-        f"{MARK_BETTER} significantly better than {baseline} (two-sided paired t-test, "
-        f"Bonferroni-corrected p < {alpha}; for a signed metric: any significant difference); "
-        f"{MARK_WORSE} significantly worse; {MARK_CORRELATED} Pearson r significant at p < "
-        f"{correlations.attrs.get('alpha', alpha) if correlations is not None else alpha}."
-    )
-    return table

@@ -78,6 +78,8 @@ __all__ = [
     "DIRECTIONS",
     "bias_direction",
     "bias_levels",
+    "bias_ranks",
+    "rank_bins",
     "query_bins",
     "consistency_bins",
     "rank_differences",
@@ -168,8 +170,8 @@ def query_bins(
     """
 
     def one(table: _BiasTable) -> pd.DataFrame:
-        ranks = _ranks(table.bias)
-        bins = _bins(ranks, n_bins)
+        ranks = bias_ranks(table.bias)
+        bins = rank_bins(ranks, n_bins)
         n, m = table.bias.shape
         return pd.DataFrame(
             {
@@ -213,13 +215,13 @@ def consistency_bins(
         n, m = table.bias.shape
         pairs = list(combinations(range(m), 2))
         sizes = np.bincount(np.arange(n) * n_bins // n, minlength=n_bins)
-        point = _overlaps(_bins(_ranks(table.bias), n_bins)[None], pairs, n_bins)[0] / sizes
+        point = _overlaps(rank_bins(bias_ranks(table.bias), n_bins)[None], pairs, n_bins)[0] / sizes
         low = high = np.full_like(point, np.nan)
         if n_boot:
             rng = np.random.default_rng(seed)
             replicates = []
             for sample in _bootstrap_samples(table.bias, n_boot, rng):
-                counts = _overlaps(_bins(_ranks(sample), n_bins), pairs, n_bins)
+                counts = _overlaps(rank_bins(bias_ranks(sample), n_bins), pairs, n_bins)
                 replicates.append(counts / sizes)
             low, high = _percentile_interval(np.concatenate(replicates), confidence)
         return pd.DataFrame(
@@ -255,7 +257,7 @@ def rank_differences(
     """
 
     def one(table: _BiasTable) -> pd.DataFrame:
-        ranks = _ranks(table.bias) + 1
+        ranks = bias_ranks(table.bias) + 1
         parts = []
         for a, b in combinations(range(len(table.metrics)), 2):
             parts.append(
@@ -512,9 +514,9 @@ def _check_enough(table: _BiasTable, n_bins: int, where: str) -> None:
         )
 
 
-def _ranks(bias: np.ndarray) -> np.ndarray:
-    """0-based rank along axis ``-2`` (0 = most biased); rows are in qid order, so the stable
-    sort breaks ties by qid."""
+def bias_ranks(bias: np.ndarray) -> np.ndarray:
+    """0-based rank of each bias level along axis ``-2`` (0 = most biased); the rows must be in
+    qid order, so that the stable sort breaks ties by qid (the module docstring's binning)."""
     order = np.argsort(-bias, axis=-2, kind="stable")
     ranks = np.empty_like(order)
     positions = np.arange(bias.shape[-2]).reshape((-1, 1))
@@ -522,8 +524,9 @@ def _ranks(bias: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
-    """0-based bin of each rank: ``⌊rank · n_bins / n⌋``."""
+def rank_bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
+    """0-based bin of each 0-based rank along axis ``-2`` (:func:`bias_ranks`):
+    ``⌊rank · n_bins / n⌋``."""
     return ranks * n_bins // ranks.shape[-2]
 
 

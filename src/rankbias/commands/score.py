@@ -230,11 +230,11 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
     """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
     ``check()``, if given, is called after every block of a collection file (it raises to stop
     the reading)."""
-    from rankbias import text
+    from rankbias import collection, text
 
     source = Path(args.collection)
     if source.exists():
-        blocks = text.iter_collection_stats(
+        blocks = collection.iter_collection_stats(
             source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
         )
         parts = []
@@ -255,7 +255,7 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
             )
         return text.DocStats.concat(parts)
     pairs = ir_datasets_pairs(args.collection, show_progress, "collection")
-    return text.stats_from_pairs(
+    return collection.stats_from_pairs(
         pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
     )
 

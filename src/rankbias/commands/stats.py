@@ -130,7 +130,7 @@ def _arrow(values, kind=None):
 
 def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
-    from rankbias import text
+    from rankbias import collection
 
     if check_engine_arguments(args.engine, args.scheduler):
         from rankbias.distributed import dask_client, iter_stats_on_dask
@@ -144,8 +144,8 @@ def document_blocks(args, lexicon, show_progress: bool):
         return
     source = Path(args.collection)
     if source.exists():
-        _, raw_blocks = text._iter_blocks(
-            source, lexicon, args.tokenizer, False, args.workers, text.DEFAULT_BLOCK_BYTES
+        _, raw_blocks = collection.iter_blocks(
+            source, lexicon, args.tokenizer, False, args.workers, collection.DEFAULT_BLOCK_BYTES
         )
         counted = progress(
             raw_blocks,
@@ -158,7 +158,7 @@ def document_blocks(args, lexicon, show_progress: bool):
         for b in counted:
             yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
         return
-    stats = text.stats_from_pairs(
+    stats = collection.stats_from_pairs(
         ir_datasets_pairs(args.collection, show_progress, "stats"),
         lexicon,
         args.collection,
@@ -170,9 +170,9 @@ def document_blocks(args, lexicon, show_progress: bool):
 
 def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
     """``(docid, text)`` of an ``ir_datasets`` corpus; a failed download is an InputError."""
-    from rankbias import text
+    from rankbias import collection
 
-    corpus = text._ir_datasets_corpus(dataset_id)
+    corpus = collection.ir_datasets_corpus(dataset_id)
     try:
         total = corpus.docs_count()
     except Exception:  # the count is only for the progress bar
@@ -182,7 +182,7 @@ def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
     )
     try:
         for doc in documents:
-            yield doc.doc_id, text.document_text(doc)
+            yield doc.doc_id, collection.document_text(doc)
     except OSError as exc:  # network errors of the download, a missing local copy
         raise InputError(
             f"collection {dataset_id!r}: ir_datasets could not download or read it ({exc}); "

@@ -1,4 +1,4 @@
-"""MS MARCO passages and queries, from a local TSV file or through ``ir_datasets``.
+"""MS MARCO passages, from a local TSV file or through ``ir_datasets``.
 
 The MS MARCO passage collection (Nguyen et al., 2016; 8,841,823 passages) is distributed as
 ``collection.tsv``: one passage per line, ``docid<TAB>text``, UTF-8.  :func:`iter_collection`
@@ -21,13 +21,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import pandas as pd
-
 from rankbias.errors import InputError, located
 
 INSTALL_HINT = "pip install 'rankbias[msmarco]'"
 FILE_SUFFIXES = (".tsv", ".gz", ".txt", ".tsv.gz")
-DEV_SMALL = "msmarco-passage/dev/small"
 
 
 def _ir_datasets():
@@ -145,22 +142,3 @@ def iter_collection(source: str | os.PathLike[str]) -> Iterator[tuple[str, str]]
     if _is_file_source(source):
         return iter_collection_tsv(source)
     return iter_collection_ir_datasets(str(source))
-
-
-def msmarco_queries(dataset_id: str = DEV_SMALL) -> pd.DataFrame:
-    """The queries of an ``ir_datasets`` dataset as a frame with string columns ``qid``, ``query``.
-
-    The default, ``msmarco-passage/dev/small``, holds the 6,980 MS MARCO dev queries with
-    judgements; the QS1 and QS2 query sets are subsets of the MS MARCO dev queries, whose full
-    list is ``msmarco-passage/dev``.
-    """
-    ir_datasets = _ir_datasets()
-    try:
-        dataset = ir_datasets.load(dataset_id)
-    except KeyError as exc:
-        raise InputError(
-            f"ir_datasets has no dataset {dataset_id!r} ({exc}); expected an id such as "
-            f"{DEV_SMALL!r}"
-        ) from None
-    rows = [(str(query.query_id), query.text) for query in dataset.queries_iter()]
-    return pd.DataFrame(rows, columns=["qid", "query"])
