@@ -248,9 +248,8 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
 def bench_scoring(path: Path, terms: Path, workers: int, n_runs, n_queries, depth) -> None:
     from rankbias.collection import read_collection_stats
     from rankbias.lexicon import read_lexicon
-    from rankbias.metrics.registry import LEGACY_LABELS
     from rankbias.runs import Run
-    from rankbias.scoring import score_runs
+    from rankbias.scoring import parse_metric_list, score_runs
 
     stats = read_collection_stats(path, read_lexicon(terms), per_term=True, workers=workers)
     rng = np.random.default_rng(SEED + 1)
@@ -261,12 +260,11 @@ def bench_scoring(path: Path, terms: Path, workers: int, n_runs, n_queries, dept
         rows = np.concatenate([rng.choice(len(stats), depth, replace=False) for _ in qids])
         scores = np.tile(np.arange(depth, 0, -1, dtype=np.float64), n_queries)
         runs.append(Run(f"system{r}", qids, offsets, stats.docids[rows], scores))
+    measures = parse_metric_list("all")  # every term-based measure, every magnitude
     started = time.perf_counter()
-    frame = score_runs(
-        runs, stats, list(LEGACY_LABELS), cutoffs=(5, 10, 20), background="collection"
-    )
+    frame = score_runs(runs, stats, measures, cutoffs=(5, 10, 20), background="collection")
     print(
-        f"\nscoring {n_runs} runs x {n_queries:,} queries x top-{depth:,}, {len(LEGACY_LABELS)} "
+        f"\nscoring {n_runs} runs x {n_queries:,} queries x top-{depth:,}, {len(measures)} "
         f"metrics x 3 cutoffs (in memory): {time.perf_counter() - started:.2f} s "
         f"({len(frame):,} values)"
     )

@@ -130,10 +130,11 @@ def subsampling_study(
     For each fraction in ``fractions`` and each seed in ``seeds``, the sub-list
     ``subsample(lexicon, fraction, seed, stratified)`` (``lexicon`` defaults to the terms of
     ``stats``, :func:`lexicon_of`), its statistics by :func:`subsample_stats`, and
-    :func:`rankbias.scoring.score_runs` with ``metrics``, ``cutoffs`` and ``options`` (``tau``,
-    ``background``, ``missing``, …).  Fraction 1 is scored once (seed 0), with the runs as given
-    (so score_runs checks every retrieved document); the sub-lists score the runs cut to the
-    largest cutoff, which reads the same documents and gives the same values.
+    :func:`rankbias.scoring.score_runs` with ``metrics``, ``cutoffs`` and ``options``
+    (``background``, ``missing``, …; a measure's own parameters are given in its name).
+    Fraction 1 is scored once (seed 0), with the runs as given (so score_runs checks every
+    retrieved document); the sub-lists score the runs cut to the largest cutoff, which reads
+    the same documents and gives the same values.
 
     Returns columns ``fraction, seed, run, qid, metric, cutoff, value`` (``run``, ``qid``,
     ``metric`` and ``cutoff`` categorical, rows of every replicate in score_runs' order);

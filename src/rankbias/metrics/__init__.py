@@ -33,7 +33,6 @@ _EXPORTS = {
     "rankbias.metrics.rab": ("MAGNITUDES", "document_magnitudes", "rank_bias"),
     "rankbias.metrics.rank_fairness": ("rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"),
     "rankbias.metrics.ranked": ("position_discount",),
-    "rankbias.metrics.registry": ("LEGACY_LABELS", "PARAMETERS", "get_metric", "metric_table"),
     "rankbias.metrics.texfair": (
         "DISTANCES", "awrf", "max_ted", "term_exposure", "term_exposure_family",
     ),
