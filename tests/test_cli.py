@@ -276,6 +276,35 @@ def wait_for_temporary(directory: Path, process, timeout: float = 60) -> list[st
     raise AssertionError("the command never started writing its output")
 
 
+def default_signals() -> None:
+    """In the child, before it starts: SIGINT and SIGTERM do what they do for a user at a
+    terminal.  A shell that starts a job in the background (``make test &``, ``nohup``, many CI
+    runners) starts it with SIGINT ignored, and a program rightly keeps an inherited "ignore";
+    a test that sends SIGINT must therefore give its child the default disposition itself."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+BACKGROUND = "RANKBIAS_TEST_IN_BACKGROUND_JOB"
+
+
+@pytest.mark.skipif(bool(os.environ.get(BACKGROUND)), reason="already in a background job")
+def test_the_signal_tests_pass_in_a_background_job(tmp_path):
+    """The signal tests started as `make test &` starts them: from a non-interactive shell's
+    background job, where SIGINT is ignored on entry."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+    probe = f'{sys.executable} -c "{code}" & wait'
+    seen = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert seen.stdout.strip() == "True"  # the context this test is about: SIGINT ignored
+    tests = f"{sys.executable} -m pytest -q -p no:cacheprovider {__file__} -k killed_stats"
+    done = subprocess.run(
+        ["bash", "-c", f"{tests} & wait $!"], cwd=tmp_path, env={**ENV, BACKGROUND: "1"},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "3 passed" in done.stdout
+
+
 @pytest.fixture
 def big(tmp_path) -> Path:
     return generated_collection(tmp_path / "big.tsv", 150_000, seed=1)
@@ -293,7 +322,7 @@ def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
     child = subprocess.Popen(
         command("stats", "--collection", big, "--terms", files["terms"], "--workers", "1",
                 "--out", out),
-        env=ENV, stderr=subprocess.PIPE, text=True,
+        env=ENV, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals,
     )  # fmt: skip
     (temporary,) = wait_for_temporary(out_dir, child)
     assert temporary.startswith(f".stats.csv.{child.pid}.")
