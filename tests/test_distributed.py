@@ -56,7 +56,7 @@ def on_cluster(monkeypatch, client):
     """Commands run with ``--engine dask`` use the module's LocalCluster (no start-up each)."""
 
     @contextlib.contextmanager
-    def shared(scheduler=None, workers=None):
+    def shared(*args, **options):
         yield client
 
     monkeypatch.setattr(engine, "dask_client", shared)
@@ -117,8 +117,130 @@ def test_partitions_cover_a_file_without_final_newline(tmp_path):
     assert all(data[end - 1 : end] == b"\n" for _, end in ranges[:-1])
 
 
-def test_compressed_file_is_one_partition(tmp_path):
-    assert engine.plan_partitions(str(tmp_path / "c.tsv.gz"), 10) == [(0, -1)]
+def test_compressed_file_is_one_partition_and_told_by_its_content(tmp_path):
+    text = b"a\tx\nbb\ty\nc\tz\n"
+    for name in ("c.tsv.gz", "c.tsv"):  # gzip with and without the suffix
+        (tmp_path / name).write_bytes(gzip.compress(text, mtime=0))
+        assert engine.plan_partitions(str(tmp_path / name), 5) == [(0, -1)]
+    (tmp_path / "plain.gz").write_bytes(text)  # named .gz, but plain text: cut as plain text
+    assert engine.plan_partitions(str(tmp_path / "plain.gz"), 5) == [(0, 9), (9, 13)]
+
+
+# ---- what the local engine reads, the Dask engine reads too --------------------------------
+@pytest.mark.parametrize(
+    "variant", ["gzip without .gz", "byte-order mark", "CR LF line ends", "lone CR line ends"]
+)
+def test_the_same_files_as_the_local_engine(
+    tmp_path, capsys, on_cluster, small_partitions, variant
+):
+    source = generated_collection(tmp_path / "source.tsv", 600).read_bytes()
+    path = tmp_path / "collection.tsv"
+    if variant == "gzip without .gz":
+        path.write_bytes(gzip.compress(source, mtime=0))
+    elif variant == "byte-order mark":
+        path.write_bytes(b"\xef\xbb\xbf" + source)
+    elif variant == "CR LF line ends":
+        path.write_bytes(source.replace(b"\n", b"\r\n"))
+    else:
+        path.write_bytes(source.replace(b"\n", b"\r"))
+    local, dask = stats_outputs(tmp_path, path, ".csv", capsys)
+    assert_same_output(local, dask)
+    assert pd.read_csv(dask).docid.iloc[0] == "d0"  # the mark is not part of the first docid
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
+def test_a_repeated_docid_is_found_with_any_line_end(tmp_path, capsys, on_cluster, line_end):
+    lines = [b"d1\tshe sang", b"d2\the ran", b"d3\tthe rain", b"d2\tit rained", b"d5\tx"]
+    path = tmp_path / "c.tsv"
+    path.write_bytes(line_end.join(lines) + line_end)
+    out = tmp_path / "o.csv"
+    common = ["stats", "--collection", str(path), "--terms", "default", "--out", str(out)]
+    local = run_cli(common, capsys)
+    dask = run_cli([*common, "--engine", "dask"], capsys)
+    assert local == dask
+    assert dask[0] == 2 and "c.tsv:4: docid 'd2' is already used on line 2" in dask[1]
+    assert not out.exists()
+
+
+def test_a_collection_replaced_while_it_is_read_is_refused(
+    tmp_path, capsys, on_cluster, small_partitions, monkeypatch
+):
+    """Workers open the path once per partition: a file renamed over the collection between
+    two partitions would mix the two files; it is refused, and nothing is written."""
+    path = generated_collection(tmp_path / "c.tsv", 2000)
+    replacement = generated_collection(tmp_path / "new.tsv", 2000, seed=8)
+    original = engine._ordered_results
+
+    def replace_after_the_first(*args, **kwargs):
+        for index, result in enumerate(original(*args, **kwargs)):
+            if index == 0:  # the first partition is counted: mv new.tsv c.tsv
+                os.replace(replacement, path)
+            yield result
+
+    monkeypatch.setattr(engine, "_ordered_results", replace_after_the_first)
+    out = tmp_path / "o.csv"
+    status, err = run_cli(
+        ["stats", "--collection", str(path), "--terms", "default", "--engine", "dask",
+         "--out", str(out)], capsys,
+    )  # fmt: skip
+    assert status == 2 and "c.tsv: the file changed while it was read" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_a_malformed_collection_is_one_line_without_traceback(tmp_path):
+    """Run as a user runs it (a real LocalCluster of the command's own): the message names
+    the file and line, and neither Dask's logs nor a traceback reach the terminal."""
+    path = generated_collection(tmp_path / "c.tsv", 500, bad={300: b"d300\tone\ttwo\n"})
+    done = subprocess.run(
+        [str(BIN / "rankbias"), "stats", "--collection", str(path), "--terms", "default",
+         "--engine", "dask", "--workers", "2", "--out", str(tmp_path / "o.csv")],
+        env=child_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "rankbias stats: error: "
+        + f"{path}:301: found 2 tabs in 'd300\\tone\\ttwo'; expected exactly one tab, "
+        "between the docid and the text"
+    ]
+
+
+def test_a_scheduler_that_is_not_one_fails_within_the_connect_timeout(tmp_path):
+    """An HTTP server where the scheduler should be never answers Dask's handshake."""
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        done = subprocess.run(
+            [str(BIN / "rankbias"), "stats", "--collection", str(generated_collection(
+                tmp_path / "c.tsv", 10)), "--terms", "default", "--engine", "dask",
+             "--scheduler", f"tcp://127.0.0.1:{server.server_port}", "--connect-timeout", "2",
+             "--out", str(tmp_path / "o.csv")],
+            env=child_env(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    finally:
+        server.shutdown()
+    assert done.returncode == 2 and elapsed < 20
+    assert "cannot connect (no answer within 2 s)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_scheduler_without_workers_fails_within_the_worker_wait(tmp_path):
+    with distributed.LocalCluster(n_workers=0, dashboard_address=None) as empty:
+        started = time.monotonic()
+        done = subprocess.run(
+            [str(BIN / "rankbias"), "stats", "--collection", str(generated_collection(
+                tmp_path / "c.tsv", 10)), "--terms", "default", "--engine", "dask",
+             "--scheduler", empty.scheduler_address, "--worker-wait", "2",
+             "--out", str(tmp_path / "o.csv")],
+            env=child_env(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    assert done.returncode == 2 and elapsed < 20
+    assert "0 workers joined within 2 s" in done.stderr and "Traceback" not in done.stderr
 
 
 # ---- stats: the command's output equals the local engine's ---------------------------------

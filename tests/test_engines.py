@@ -118,7 +118,7 @@ def client():
 @pytest.fixture
 def on_cluster(monkeypatch, client):
     @contextlib.contextmanager
-    def shared(scheduler=None, workers=None):
+    def shared(*args, **options):
         yield client
 
     monkeypatch.setattr(engine, "dask_client", shared)

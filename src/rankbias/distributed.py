@@ -66,8 +66,8 @@ ENGINES = ("local", "dask")
 MAX_PARTITION_BYTES = 64 << 20  # 64 MiB of collection text per task
 MIN_PARTITION_BYTES = 1 << 20
 PARTITIONS_PER_THREAD = 4  # a few per worker thread, so that a slow worker does not hold all
-CONNECT_TIMEOUT_S = 30
-WAIT_FOR_WORKERS_S = 60
+CONNECT_TIMEOUT_S = 10.0  # --connect-timeout: a scheduler that does not answer in time is an error
+WAIT_FOR_WORKERS_S = 30.0  # --worker-wait: how long a cluster may have no worker at all
 INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 
 
@@ -88,6 +88,32 @@ def add_engine_arguments(parser) -> None:
         help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
         "default: a local cluster of --workers single-threaded processes",
     )
+    parser.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--worker-wait",
+        type=_seconds,
+        default=WAIT_FOR_WORKERS_S,
+        metavar="SECONDS",
+        help="with --engine dask: how long the cluster may have no worker, at the start or "
+        f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    from rankbias.commands.options import nonnegative_float
+
+    value = nonnegative_float(text)
+    if value <= 0:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
+    return value
 
 
 def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
@@ -110,30 +136,73 @@ def _distributed():
     return distributed
 
 
+def _connect(distributed, scheduler: str, timeout: float):
+    """A client of the scheduler at ``scheduler``, within ``timeout`` seconds whatever answers
+    there: the connection is made on a daemon thread, abandoned (and the process free to end)
+    when it does not finish in time — a server that is not a Dask scheduler never answers the
+    handshake, and distributed's own timeout does not cover it."""
+    import threading
+
+    box: dict = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = distributed.Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # reported below, on the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="rankbias-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1)
+    if "client" in box:
+        return box["client"]
+    reason = f"{box['error']}" if "error" in box else f"no answer within {timeout:g} s"
+    raise InputError(
+        f"--scheduler {scheduler}: cannot connect ({reason}); expected the address of a "
+        "running `dask scheduler`, e.g. tcp://HOST:8786 (--connect-timeout sets the wait)"
+    )
+
+
+def _quiet_logs(debug: bool) -> None:
+    """Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
+    notices) stay out of the user's terminal: the command reports the task's message itself.
+    ``debug`` keeps them."""
+    import logging
+
+    level = logging.INFO if debug else logging.CRITICAL
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(level)
+
+
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = None, workers: int | None = None):
-    """A ``distributed.Client``: connected to ``scheduler``, or to a new local cluster of
+def dask_client(
+    scheduler: str | None = None,
+    workers: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    worker_wait: float = WAIT_FOR_WORKERS_S,
+    debug: bool = False,
+):
+    """A ``distributed.Client``: connected to ``scheduler`` (within ``connect_timeout``
+    seconds, and with a worker within ``worker_wait`` seconds), or to a new local cluster of
     ``workers`` single-threaded processes (default: one per core), closed on exit."""
     distributed = _distributed()
+    _quiet_logs(debug)
     if scheduler:
-        try:
-            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError) as exc:
-            raise InputError(
-                f"--scheduler {scheduler}: cannot connect ({exc}); expected the address of a "
-                "running `dask scheduler`, e.g. tcp://HOST:8786"
-            ) from None
+        client = _connect(distributed, scheduler, connect_timeout)
+        client.rankbias_worker_wait = worker_wait
         try:
             try:
-                client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS_S)
+                client.wait_for_workers(1, timeout=worker_wait)
             except TimeoutError:
                 raise InputError(
-                    f"--scheduler {scheduler}: no worker joined within {WAIT_FOR_WORKERS_S} s; "
-                    "expected at least one `dask worker` connected to it"
+                    f"--scheduler {scheduler}: 0 workers joined within {worker_wait:g} s; "
+                    "expected at least one `dask worker` connected to it (--worker-wait sets "
+                    "the wait)"
                 ) from None
             yield client
         finally:
-            client.close()
+            with contextlib.suppress(Exception):
+                client.close(timeout=5)
         return
     import logging
 
@@ -149,10 +218,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
             processes=True,
             dashboard_address=None,  # no dashboard, and its HTTP server on any free port:
             scheduler_kwargs={"dashboard_address": ":0"},
-            silence_logs=logging.ERROR,
+            silence_logs=logging.INFO if debug else logging.CRITICAL,
         )
     try:
         client = distributed.Client(cluster)
+        client.rankbias_worker_wait = worker_wait
         try:
             yield client
         finally:
@@ -198,6 +268,7 @@ def _ordered_results(
     pending: deque = deque()
     remaining = iter(calls)
     window = 2 * _total_threads(client)
+    worker_wait = getattr(client, "rankbias_worker_wait", WAIT_FOR_WORKERS_S)
 
     def submit_next() -> None:
         call = next(remaining, None)
@@ -210,12 +281,37 @@ def _ordered_results(
         for _ in range(window):
             submit_next()
         while pending:
-            result = pending.popleft().result()
+            result = _result(client, pending.popleft(), worker_wait)
             submit_next()
             yield result
     finally:
-        client.cancel(list(pending))
+        with contextlib.suppress(Exception):  # the client may be closed already
+            client.cancel(list(pending))
         bar.close()
+
+
+def _result(client, future, worker_wait: float):
+    """The result of ``future``; the task's own error if it failed; an error when the cluster
+    has had no worker for ``worker_wait`` seconds (the last worker died, and nobody restarts
+    it) instead of waiting for ever."""
+    import time
+
+    alone_since = None
+    while True:
+        try:
+            return future.result(timeout=0.5)
+        except TimeoutError:
+            pass
+        if client.nthreads():
+            alone_since = None
+            continue
+        alone_since = alone_since or time.monotonic()
+        if time.monotonic() - alone_since > worker_wait:
+            raise InputError(
+                f"the Dask cluster has had no worker for {worker_wait:g} s (a worker died or "
+                "was stopped, and none took its place); nothing was written; expected a "
+                "cluster with running workers (--worker-wait sets the wait)"
+            )
 
 
 # ---- reading byte ranges (local paths and fsspec URLs) ------------------------------------
@@ -224,7 +320,31 @@ def _is_url(location: str) -> bool:
 
 
 def _is_compressed(location: str) -> bool:
-    return location.endswith(".gz")
+    """Gzip is told by its magic bytes, not by the name (as every reader of the package)."""
+    with _open_raw(location) as handle:
+        return handle.read(2) == b"\x1f\x8b"
+
+
+def identity(location: str) -> tuple | None:
+    """What identifies the file's content for the length of a command: device, inode, size
+    and modification time (size and modification time of a URL, where the store says them).
+    Recorded when the command starts and checked by every partition and at the end, so that a
+    file replaced or changed while it is read is an error, never a mixed table."""
+    if _is_url(location):
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(location)
+        info = fs.info(path)
+        return (info.get("size"), str(info.get("mtime") or info.get("LastModified") or ""))
+    status = os.stat(location)
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _changed(label: str) -> InputError:
+    return InputError(
+        f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
+        "nothing was written; expected a collection that stays unchanged during the command"
+    )
 
 
 def _open_raw(location: str):
@@ -270,12 +390,19 @@ def plan_partitions(location: str, target_bytes: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _line_blocks(location: str, start: int, end: int, block_bytes: int):
+def _line_blocks(location: str, start: int, end: int, block_bytes: int, expected=None):
     """``(offset, bytes)``: blocks of whole lines of the range ``[start, end)`` (``end == -1``:
     the whole decompressed stream of a compressed file); offsets count from the start of the
-    (decompressed) file, as the local engine's do."""
+    (decompressed) file, as the local engine's do.  A byte-order mark at the start of the file
+    is dropped.  ``expected``: the file's :func:`identity` when the command started; a file
+    that is no longer that file raises :class:`FileChangedError`."""
     with contextlib.ExitStack() as stack:
         handle = stack.enter_context(_open_raw(location))
+        if expected is not None and not _is_url(location):
+            status = os.fstat(handle.fileno())
+            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+            if found != expected:
+                raise FileChangedError(location)
         if end == -1:
             import gzip
 
@@ -289,8 +416,19 @@ def _line_blocks(location: str, start: int, end: int, block_bytes: int):
                 return
             if not block.endswith(b"\n") and (end == -1 or offset + len(block) < end):
                 block += handle.readline()
-            yield offset, block
-            offset += len(block)
+            size = len(block)
+            if offset == 0 and block.startswith(BOM):
+                yield len(BOM), block[len(BOM) :]
+            else:
+                yield offset, block
+            offset += size
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+class FileChangedError(OSError):
+    """The collection is not the file it was when the command started."""
 
 
 # ---- the kernel adapter -------------------------------------------------------------------
@@ -305,7 +443,13 @@ class _PartitionCounts(NamedTuple):
 
 
 def count_byte_range(
-    location: str, start: int, end: int, lexicon: Lexicon, tokenizer: str, per_term: bool
+    location: str,
+    start: int,
+    end: int,
+    lexicon: Lexicon,
+    tokenizer: str,
+    per_term: bool,
+    expected: tuple | None = None,
 ) -> _PartitionCounts:
     """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
 
@@ -320,7 +464,7 @@ def count_byte_range(
 
     matcher = TermMatcher(lexicon, tokenizer)
     parts, hashes, n_lines = [], [], 0
-    for offset, block in _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES):
+    for offset, block in _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES, expected):
         try:
             raw = count_block(block, offset, matcher, per_term)
         except BlockError as exc:
@@ -385,21 +529,26 @@ def iter_stats_on_dask(
     :data:`MAX_PARTITION_BYTES`.
     """
     location, label = _collection_location(collection)
+    started = identity(location)
     target = partition_bytes or _partition_bytes(location, client)
     state = _StreamState(label, location, plan_partitions(location, target), [], [])
-    calls = [(location, a, b, lexicon, tokenizer, per_term) for a, b in state.ranges]
+    calls = [(location, a, b, lexicon, tokenizer, per_term, started) for a, b in state.ranges]
     try:
-        results = _ordered_results(
-            client, count_byte_range, calls, "partitions", "partition", progress
-        )
-        for result in results:
-            if result.error_line is not None:
-                line = sum(state.line_counts) + result.error_line + 1
-                raise located(label, line, result.error_message)
-            state.line_counts.append(result.n_lines)
-            state.hashes.append(result.docid_hashes)
-            if result.stats is not None:
-                yield result.stats
+        with contextlib.closing(
+            _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)
+        ) as results:
+            for result in results:
+                if result.error_line is not None:
+                    line = sum(state.line_counts) + result.error_line + 1
+                    raise located(label, line, result.error_message)
+                state.line_counts.append(result.n_lines)
+                state.hashes.append(result.docid_hashes)
+                if result.stats is not None:
+                    yield result.stats
+        if identity(location) != started:
+            raise FileChangedError(location)
+    except FileChangedError:
+        raise _changed(label) from None
     except OSError as exc:
         raise InputError(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
@@ -438,12 +587,11 @@ def _docids_at_lines(state: _StreamState, lines: list[int]) -> list[str]:
         skip = line - (int(ends[k - 1]) if k else 0)
         start, end = state.ranges[k]
         for _, block in _line_blocks(state.location, start, end, 1 << 20):
-            count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            if skip < count:
-                raw = block.split(b"\n")[skip]
-                found.append(raw.decode("utf-8").partition("\t")[0])
+            lines = block.splitlines()  # \n, \r\n and a lone \r end lines, as for the scanner
+            if skip < len(lines):
+                found.append(lines[skip].decode("utf-8").partition("\t")[0])
                 break
-            skip -= count
+            skip -= len(lines)
     return found
 
 

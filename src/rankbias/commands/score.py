@@ -337,7 +337,9 @@ def run_score(args) -> int:
 
         runs, background = read_inputs()
         inputs = _other_inputs(args, runs, background)
-        with dask_client(args.scheduler, args.workers) as client:
+        with dask_client(
+            args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
+        ) as client:
             stats = None
             if term_based:
                 stats = collection_stats_on_dask(

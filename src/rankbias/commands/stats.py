@@ -135,7 +135,9 @@ def document_blocks(args, lexicon, show_progress: bool):
     if check_engine_arguments(args.engine, args.scheduler):
         from rankbias.distributed import dask_client, iter_stats_on_dask
 
-        with dask_client(args.scheduler, args.workers) as client:
+        with dask_client(
+            args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
+        ) as client:
             blocks = iter_stats_on_dask(
                 client, args.collection, lexicon, args.tokenizer, progress=show_progress
             )
