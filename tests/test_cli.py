@@ -305,6 +305,33 @@ def test_the_signal_tests_pass_in_a_background_job(tmp_path):
     assert "3 passed" in done.stdout
 
 
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("collection", [True, False])
+def test_the_first_signal_ends_a_command_waiting_on_a_fifo(files, tmp_path, how, collection):
+    """``--run`` is a FIFO nobody writes to: the command waits on it (on a reading thread
+    while the collection is counted, or on its own thread) and the first signal ends it."""
+    fifo = tmp_path / "never.run"
+    os.mkfifo(fifo)
+    out = tmp_path / "o.csv"
+    args = ["score", "--run", fifo, "--out", out]
+    if collection:
+        args += ["--collection", files["collection"], "--terms", files["terms"]]
+    else:
+        args += ["--metrics", "crbo", "--counterfactual", files["run"]]
+    child = subprocess.Popen(
+        command(*args), env=ENV, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals
+    )
+    time.sleep(1.5)  # started, and waiting for a writer
+    assert child.poll() is None
+    sent = time.monotonic()
+    child.send_signal(getattr(signal, how))
+    _, err = child.communicate(timeout=30)
+    assert time.monotonic() - sent < 2
+    assert child.returncode == {"SIGTERM": 143, "SIGINT": 130}[how], err
+    assert "no output was written" in err and "Traceback" not in err
+    assert not out.exists() and hidden_temporaries(tmp_path) == []
+
+
 @pytest.fixture
 def big(tmp_path) -> Path:
     return generated_collection(tmp_path / "big.tsv", 150_000, seed=1)

@@ -39,8 +39,10 @@ cases of the book's "Conventions" page) are counted on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 
 from rankbias.commands import options
@@ -260,41 +262,70 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
     )
 
 
+class OnDaemonThread:
+    """``function()`` on a daemon thread.  A read that blocks for ever (a FIFO nobody writes
+    to) then never keeps the command from ending: the first SIGTERM or Ctrl-C ends it, where a
+    thread pool would be joined first, and wait with it."""
+
+    def __init__(self, function, name: str, limit: threading.Semaphore | None = None):
+        self._value = self._error = None
+        self._thread = threading.Thread(
+            target=self._run, args=(function, limit), name=name, daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, function, limit) -> None:
+        try:
+            with limit or contextlib.nullcontext():
+                self._value = function()
+        except BaseException as exc:  # raised on the caller's thread
+            self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def error(self) -> BaseException | None:
+        """The error of ``function``, once it has ended (waits for it)."""
+        self._thread.join()
+        return self._error
+
+    def result(self):
+        if self.error() is not None:
+            raise self._error
+        return self._value
+
+
 def read_runs(paths, order: str, workers: int | None) -> list:
     """The run files, read on up to ``workers`` threads (Arrow parses and sorts without the
     global interpreter lock); the first bad file in command-line order is the one reported."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from rankbias.runs import read_run
 
-    threads = min(len(paths), workers or os.cpu_count() or 1)
-    if threads <= 1:
-        return [read_run(path, order=order) for path in paths]
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rankbias-read") as pool:
-        return list(pool.map(lambda path: read_run(path, order=order), paths))
+    limit = threading.Semaphore(min(len(paths), workers or os.cpu_count() or 1))
+    reads = [
+        OnDaemonThread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
+        for path in paths
+    ]
+    return [read.result() for read in reads]
 
 
 def _read_with_statistics(read_inputs, statistics):
     """``(runs, background, stats)``: the run files are read on a thread while the collection
     is counted (the two share the cores: Arrow's reader and the scanner release the
     interpreter lock).  A bad run file is reported first, as if it had been read first, and
-    stops the counting at the next block."""
-    from concurrent.futures import ThreadPoolExecutor
+    stops the counting at the next block; a signal ends the command at once."""
+    reading = OnDaemonThread(read_inputs, "rankbias-runs")
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rankbias-runs") as pool:
-        reading = pool.submit(read_inputs)
+    def check() -> None:
+        if reading.done() and reading.error() is not None:
+            raise reading.error()
 
-        def check() -> None:
-            if reading.done() and reading.exception() is not None:
-                raise reading.exception()
-
-        try:
-            stats = statistics(check)
-        except BaseException:
-            if reading.exception() is not None:  # waits for the runs: their error comes first
-                raise reading.exception() from None
-            raise
-        runs, background = reading.result()
+    try:
+        stats = statistics(check)
+    except Exception:
+        if reading.error() is not None:  # waits for the runs: their error comes first
+            raise reading.error() from None
+        raise
+    runs, background = reading.result()
     return runs, background, stats
 
 
