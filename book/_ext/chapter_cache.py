@@ -69,7 +69,7 @@ class Project:
 
     @classmethod
     def at(cls, root: Path, testbed: Path | None = None) -> Project:
-        root = root.resolve()
+        root = Path(os.path.abspath(root))
         if testbed is None:
             configured = os.environ.get("RANKBIAS_TESTBED")
             testbed = Path(configured) if configured else root / TESTBED
@@ -82,11 +82,13 @@ class Project:
         )
 
     def name(self, path: Path) -> str:
-        """``path`` as the messages and the state file write it: relative to the root."""
+        """``path`` as the messages and the state file write it: relative to the root (links
+        not followed, so the testbed linked into ``data/build`` stays ``data/build/…``)."""
+        absolute = Path(os.path.abspath(path))
         try:
-            return Path(path).resolve().relative_to(self.root).as_posix()
+            return absolute.relative_to(self.root).as_posix()
         except ValueError:
-            return str(Path(path).resolve())
+            return absolute.as_posix()
 
 
 def testbed_files(testbed: Path) -> list[Path]:
