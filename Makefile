@@ -48,9 +48,11 @@ book: data
 	$(REFRESH_CHAPTERS)
 	$(BIN)/jupyter-book build . --builder html
 
+# The strict build also builds the chapter template (outside the book) alone, strictly.
 book-strict: data
 	$(REFRESH_CHAPTERS)
 	$(BIN)/jupyter-book build . --builder html -W --keep-going
+	$(PY) book/_ext/build_chapter.py --strict book/chapter_template.md
 
 # One chapter, executed (or taken from the book's cache) and built as a page of its own in
 # _build/_chapter/html: `make chapter NB=notebooks/04_fairr_nfairr.md`.

@@ -14,6 +14,7 @@ the book's extensions, bibliography and styles.  It differs from ``make book`` i
   cannot be resolved in a book of one page: each is one warning, and the reference is shown as
   text.  ``make book`` resolves them.
 
+``--strict`` makes every warning an error (``make book-strict`` builds the template so).
 A chapter outside ``_toc.yml`` works too (the template, ``book/chapter_template.md``): a pattern
 of ``exclude_patterns`` that names the chapter is lifted for this build only.
 """
@@ -57,7 +58,7 @@ def root_name(root: Path, path: Path) -> str:
     return path.resolve().relative_to(root).as_posix()
 
 
-def build(root: Path, chapter: Path) -> tuple[int, Path]:
+def build(root: Path, chapter: Path, strict: bool = False) -> tuple[int, Path]:
     """Build ``chapter``'s page; returns Sphinx's exit status and the page's path."""
     import yaml
     from jupyter_book.sphinx import build_sphinx
@@ -92,11 +93,15 @@ def build(root: Path, chapter: Path) -> tuple[int, Path]:
         path_config=str(root / "_config.yml"),
         confoverrides=overrides,
         builder="html",
+        warningiserror=strict,
+        keep_going=strict,
     )
     return status, out / "html" / Path(name).with_suffix(".html")
 
 
 def main(argv: list[str]) -> int:
+    strict = "--strict" in argv  # warnings are errors (make book-strict, for the template)
+    argv = [a for a in argv if a != "--strict"]
     root = Path.cwd().resolve()
     chapter = chapter_path(root, argv[0] if argv else "")
     started = time.perf_counter()
@@ -106,7 +111,7 @@ def main(argv: list[str]) -> int:
         chapters.append(chapter)
     stale = chapter_cache.refresh(project, chapters)
     print(chapter_cache.describe(stale, len(chapters), dry_run=False))
-    status, page = build(root, chapter)
+    status, page = build(root, chapter, strict)
     seconds = time.perf_counter() - started
     if status != 0:
         print(f"make chapter: the build of {root_name(root, chapter)} failed", file=sys.stderr)
