@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -152,3 +153,43 @@ def test_affected_names_the_import_chain(project):
     chapters = chapter_cache.toc_chapters(project.root)
     lines = chapter_cache.affected_chapters(project, chapters, [project.src / "toy/alpha.py"])
     assert lines == [f"{ONE}: toy.alpha", f"{TWO}: toy.beta -> toy.alpha"]
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def documented_reexecutions() -> list[tuple[list[str], str]]:
+    """The rows of book/extending.md's table 'a change to … re-executes the chapters'."""
+    text = (REPO / "book/extending.md").read_text(encoding="utf-8")
+    start = text.index("| a change to (in `src/rankbias/`) | re-executes the chapters |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        files, chapters = (cell.strip() for cell in line.strip("|").split("|"))
+        rows.append((re.findall(r"`([^`]+)`", files), chapters))
+    return rows
+
+
+def test_the_table_of_extending_md_says_which_real_chapters_re_execute():
+    pytest.importorskip("jupytext")
+    project = chapter_cache.Project.at(REPO)
+    chapters = chapter_cache.toc_chapters(REPO)
+    graph = chapter_cache.ImportGraph(project.src)
+    inputs = {c.name[:2]: set(chapter_cache.chapter_inputs(c, project, graph)) for c in chapters}
+    rows = documented_reexecutions()
+    assert len(rows) >= 5
+    for patterns, stated in rows:
+        if stated == "none":
+            expected = set()
+        elif stated.startswith("all"):
+            assert stated.startswith(f"all {len(chapters)} "), stated
+            expected = set(inputs)
+        else:
+            expected = set(stated.split(", "))
+        for pattern in patterns:
+            files = sorted((REPO / "src/rankbias").glob(pattern))
+            assert files, f"extending.md names {pattern}, which matches no file"
+            for path in files:
+                found = {number for number, needed in inputs.items() if path in needed}
+                assert found == expected, f"{path.relative_to(REPO)}: {sorted(found)}"
