@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 TESTBED := data/build/wikisample
 STAMP  := $(VENV)/.installed
 
-.PHONY: all install book test lint pytest book-strict browser-test data bench clean distclean mutation
+.PHONY: all install book chapter test lint pytest book-strict browser-test data bench clean distclean mutation
 
 all: book
 
@@ -34,24 +34,41 @@ $(TESTBED)/.complete: $(TESTBED_INPUTS) | $(STAMP)
 	$(BIN)/rankbias data build --out $(TESTBED) --force
 
 # ---- book --------------------------------------------------------------------------------
-# Jupyter Book caches each notebook's outputs by the notebook's own text.  The outputs also
-# depend on the package and the testbed, so any change to those clears the cache (and the
-# Sphinx environment, which would otherwise skip unchanged pages): a rebuild
-# with nothing changed re-executes nothing, a rebuild after a change re-executes everything.
-PACKAGE_FILES := $(shell find src -type f \( -name '*.py' -o -name '*.csv' -o -name '*.tsv' \
-	-o -name '*.dic' -o -name '*.json' \) 2>/dev/null)
-EXECUTION_INPUTS := _build/.execution-inputs
+# Jupyter Book caches each chapter's executed notebook (_build/.jupyter_cache) by the chapter's
+# own code.  Its outputs also depend on the package and the testbed: before each build,
+# book/_ext/chapter_cache.py hashes, per chapter, the package files it imports (transitively,
+# with the data files they read), pyproject.toml and the testbed's stamp, and drops the cached
+# run of each chapter whose hash changed (and has Sphinx read its page again).  A rebuild with
+# nothing changed re-executes nothing; after a change to the package only the chapters that
+# import the changed file re-execute.  `.venv/bin/python book/_ext/chapter_cache.py affected
+# FILE` says which chapters those are, and through which imports.
+REFRESH_CHAPTERS := $(PY) book/_ext/chapter_cache.py refresh
 
-$(EXECUTION_INPUTS): $(PACKAGE_FILES) $(TESTBED)/.complete pyproject.toml
-	rm -rf _build/.jupyter_cache _build/.doctrees
-	mkdir -p _build
-	touch $@
-
-book: data $(EXECUTION_INPUTS)
+book: data
+	$(REFRESH_CHAPTERS)
 	$(BIN)/jupyter-book build . --builder html
 
-book-strict: data $(EXECUTION_INPUTS)
+# The strict build also builds the chapter template (outside the book) alone, strictly.
+book-strict: data
+	$(REFRESH_CHAPTERS)
 	$(BIN)/jupyter-book build . --builder html -W --keep-going
+	$(PY) book/_ext/build_chapter.py --strict book/chapter_template.md
+
+# One chapter, executed (or taken from the book's cache) and built as a page of its own in
+# _build/_chapter/html: `make chapter NB=notebooks/04_fairr_nfairr.md`.
+# A missing or unknown NB stops make before anything is built.
+NB ?=
+ifneq ($(filter chapter,$(MAKECMDGOALS)),)
+ifeq ($(strip $(NB)),)
+$(error make chapter: say which chapter, e.g. make chapter NB=notebooks/04_fairr_nfairr.md)
+endif
+ifeq ($(wildcard $(NB)),)
+$(error make chapter: NB=$(NB): no such file; the chapters are $(wildcard notebooks/*.md))
+endif
+endif
+
+chapter: data
+	$(PY) book/_ext/build_chapter.py "$(NB)"
 
 # ---- tests -------------------------------------------------------------------------------
 lint: $(STAMP)

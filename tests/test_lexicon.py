@@ -21,10 +21,12 @@ from rankbias.lexicon import (
     default_pairs_path,
     read_lexicon,
     read_pairs,
+    read_word_list,
     subsample,
 )
 
 REPO = Path(__file__).resolve().parents[1]
+RESOURCES = REPO / "src/rankbias/resources"
 PUBLIC = REPO / "../shared/data/public"
 
 
@@ -366,3 +368,63 @@ def test_public_list_facts_stated_in_the_chapter_on_gendered_terms():
     assert set(specific.term_to_group.items()) <= set(representative.term_to_group.items())
     names = [line for line in raw.read_text().split() if line[0].isupper()]
     assert len(names) == 262
+
+
+@pytest.mark.parametrize("name", ["gendered_terms.csv", "name_pairs.csv"])
+def test_read_word_list_reads_the_projects_own_pair_files(name):
+    path = RESOURCES / name
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "female,male"  # the format this test is about
+    pairs = [tuple(line.split(",")) for line in lines[1:] if line]
+    lex = read_word_list(path)
+    assert lex.groups == ("f", "m") and lex.pairs == tuple(pairs)
+    assert dict(lex.term_to_group) == {
+        **{female: "f" for female, _ in pairs},
+        **{male: "m" for _, male in pairs},
+    }
+    assert lex.source == str(path)
+
+
+def test_read_word_list_reads_the_default_list_as_default_lexicon_does():
+    lex, default = read_word_list(default_pairs_path()), default_lexicon()
+    assert lex.groups == default.groups and lex.pairs == default.pairs
+    assert dict(lex.term_to_group) == dict(default.term_to_group)
+
+
+def test_read_word_list_reads_term_group_lists_as_read_lexicon_does(tmp_path):
+    path = write(tmp_path, "term,group\nshe,f\nhe,m\nthey,n\n")
+    lex = read_word_list(path)
+    assert lex.groups == ("f", "m", "n") and lex.pairs is None
+    assert dict(lex.term_to_group) == {"she": "f", "he": "m", "they": "n"}
+    # a first line that merely starts with 'female' is a term of a term,group list
+    path = write(tmp_path, "female,f\nmale,m\n")
+    assert dict(read_word_list(path).term_to_group) == {"female": "f", "male": "m"}
+
+
+def test_read_word_list_reads_a_stream_once():
+    lex = read_word_list(io.BytesIO(b"\xef\xbb\xbfFemale,Male\r\nShe,He\r\nwoman,man\r\n"))
+    assert lex.pairs == (("she", "he"), ("woman", "man"))
+    assert dict(read_word_list(io.BytesIO(CLEAN)).term_to_group) == {
+        "she": "f", "he": "m", "woman": "f", "man": "m",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("female,male\nshe,he\nher,he\n", 3, "term 'he' is already listed on line 2"),
+        ("female,male\nshe\n", 2, "found 1 column(s) in 'she'; expected 2: female,male"),
+        ("she,f\nhe,m,x\n", 2, "found 3 column(s)"),
+        ("she,f\nshe,m\n", 2, "term 'she' (group 'm') is already listed on line 1"),
+    ],
+)
+def test_read_word_list_errors_are_those_of_the_chosen_reader(tmp_path, text, line, fragment):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        read_word_list(path)
+    assert str(info.value).startswith(f"{path}:{line}:") and fragment in str(info.value)
+
+
+def test_a_pair_file_given_to_read_lexicon_names_the_reader_of_both_formats(tmp_path):
+    with pytest.raises(InputError, match="read_word_list"):
+        read_lexicon(RESOURCES / "gendered_terms.csv")

@@ -4,9 +4,10 @@ A *lexicon* assigns each term to exactly one group (the book's "Conventions" pag
 ``G``, term sets ``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the
 format of the public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU
 gender-representative list).  Terms are lower-cased when read, as the reference code does,
-because the tokenisers lower-case the text.  The project's own default list is a *pair* file
-(``female,male`` per line, see ``resources/README.md``), read by :func:`read_pairs` and
-:func:`default_lexicon`.
+because the tokenisers lower-case the text.  The project's own lists are *pair* files (the
+header ``female,male``, then one pair per line, see ``resources/README.md``), read by
+:func:`read_pairs` and :func:`default_lexicon`.  :func:`read_word_list` reads either format,
+telling them apart by the first line (what ``rankbias stats/score --terms`` uses).
 
 Everything here is strict: a malformed line, an empty term, a term listed twice (in the same or
 in different groups), fewer than two groups, or a group the caller did not expect is an
@@ -33,6 +34,8 @@ from rankbias.inputs import Source, open_lines, source_name
 __all__ = [
     "Lexicon",
     "read_lexicon",
+    "read_word_list",
+    "lexicon_from_pairs",
     "normalise_label",
     "normalise_term",
     "HEADER_TERMS",
@@ -227,13 +230,22 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
 
     Every refusal is an :class:`~rankbias.errors.InputError` naming ``file:line``.
     """
-    where = source_name(source)
+    return _lexicon_from_lines(source_name(source), _data_lines(source), groups)
+
+
+def _is_pair_header(line: str) -> bool:
+    return [f.strip().lower() for f in line.split(",")] == ["female", "male"]
+
+
+def _lexicon_from_lines(
+    where: str, lines: list[tuple[int, str]], groups: Iterable[str] | None
+) -> Lexicon:
+    """:func:`read_lexicon` on lines already read (``where`` names them in messages)."""
     expected = None
     if groups is not None:
         expected = tuple(normalise_label(g) for g in groups)
         if len(set(expected)) != len(expected):
             raise InputError(f"groups {list(groups)} repeat after lower-casing; expected distinct")
-    lines = _data_lines(source)
     if not lines:
         raise located(where, None, "the word list is empty; expected 'term,group' lines")
     parsed = [(n, line, *_split_pair(where, n, line, "term,group")) for n, line in lines]
@@ -243,7 +255,7 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
             where,
             first_number,
             "found the header 'female,male' of a pair file; expected 'term,group' lines "
-            "(read pair files with read_pairs)",
+            "(read pair files with read_pairs, or either format with read_word_list)",
         )
     source_text = where
     other_labels = {
@@ -314,9 +326,12 @@ def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
     map in both directions); a term repeated, an empty term, a blank line between pairs or a line
     without exactly two columns is an error naming the line.
     """
-    where = source_name(source)
-    lines = _data_lines(source, "pair file")
-    if not lines or [f.strip().lower() for f in lines[0][1].split(",")] != ["female", "male"]:
+    return _pairs_from_lines(source_name(source), _data_lines(source, "pair file"))
+
+
+def _pairs_from_lines(where: str, lines: list[tuple[int, str]]) -> tuple[tuple[str, str], ...]:
+    """:func:`read_pairs` on lines already read (``where`` names them in messages)."""
+    if not lines or not _is_pair_header(lines[0][1]):
         raise located(where, 1, "expected the header 'female,male'")
     pairs: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -339,6 +354,26 @@ def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
     if not pairs:
         raise located(where, None, "no pairs after the header")
     return tuple(pairs)
+
+
+def read_word_list(source: Source) -> Lexicon:
+    """Read a word list in either format, told apart by its first line.
+
+    - A first line ``female,male`` (the header of the project's own lists,
+      ``resources/gendered_terms.csv`` and ``resources/name_pairs.csv``) makes it a *pair
+      file*, read by :func:`read_pairs` into the groups ``f`` and ``m``, keeping the pairs (as
+      :func:`default_lexicon` reads the default list).
+    - Anything else is a ``term,group`` list, read by :func:`read_lexicon` (an optional header
+      such as ``term,group``, any number of groups).
+
+    The source is read once, so a stream or a pipe works; every refusal is the
+    :class:`~rankbias.errors.InputError` of the reader the first line chose.
+    """
+    where = source_name(source)
+    lines = _data_lines(source)
+    if lines and _is_pair_header(lines[0][1]):
+        return lexicon_from_pairs(_pairs_from_lines(where, lines), source=where)
+    return _lexicon_from_lines(where, lines, None)
 
 
 def default_pairs_path() -> Path:

@@ -216,3 +216,39 @@ def test_ir_datasets_id_is_read_through_the_package(tmp_path, terms, monkeypatch
     assert main(["stats", "--collection", "no-such-corpus", "--terms", str(terms),
                  "--out", str(out)]) == 2  # fmt: skip
     assert "not a known ir_datasets id" in capsys.readouterr().err
+
+
+def test_terms_reads_a_pair_file_like_the_projects_own(tmp_path, collection):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("female,male\nshe,he\nher,him\n", encoding="utf-8")
+    out = tmp_path / "stats.csv"
+    assert main(["stats", "--collection", str(collection), "--terms", str(pairs),
+                 "--workers", "1", "--out", str(out)]) == 0  # fmt: skip
+    frame = pd.read_csv(out, dtype={"docid": str})
+    assert list(frame.columns) == ["docid", "length", "f", "m", "neutrality"]
+    # by hand: d1 'He said he would', d2 'she and her sister', d3 nothing, d4 'she told him'
+    assert frame.f.tolist() == [0, 2, 0, 1] and frame.m.tolist() == [2, 0, 0, 1]
+
+
+def test_terms_given_the_packaged_pair_file_equals_terms_default(tmp_path, collection):
+    packaged = REPO / "src/rankbias/resources/gendered_terms.csv"
+    collection.write_text("d1\tthe queen met the king and his wife\nd2\tno one\n", encoding="utf-8")
+    outputs = {}
+    for terms in ("default", str(packaged)):
+        outputs[terms] = tmp_path / f"{len(outputs)}.csv"
+        assert main(["stats", "--collection", str(collection), "--terms", terms,
+                     "--workers", "1", "--out", str(outputs[terms])]) == 0  # fmt: skip
+    by_file, default = (pd.read_csv(p, dtype={"docid": str}) for p in outputs.values())
+    pd.testing.assert_frame_equal(by_file, default)
+    # queen, wife (f); king, his (m)
+    assert default.f.tolist() == [2, 0] and default.m.tolist() == [2, 0]
+
+
+def test_terms_refuses_a_broken_pair_file_naming_its_line(tmp_path, collection, capsys):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("female,male\nshe,he\nher,he\n", encoding="utf-8")
+    out = tmp_path / "stats.csv"
+    assert main(["stats", "--collection", str(collection), "--terms", str(pairs),
+                 "--workers", "1", "--out", str(out)]) == 2  # fmt: skip
+    assert f"{pairs}:3: term 'he' is already listed on line 2" in capsys.readouterr().err
+    assert not out.exists()

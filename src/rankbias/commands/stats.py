@@ -56,7 +56,9 @@ def add_collection_arguments(parser, required: bool = True) -> None:
         "--terms",
         required=required,
         type=options.input_file_or("default"),
-        help="term,group word list, or 'default' for the project's gendered pairs",
+        help="word list: 'term,group' lines, or a pair file whose first line is 'female,male' "
+        "(groups f and m, like the project's own lists); 'default' for the project's gendered "
+        "pairs",
     )
     parser.add_argument("--tokenizer", choices=options.TOKENIZERS, default="default")
     parser.add_argument(
@@ -70,12 +72,14 @@ def add_collection_arguments(parser, required: bool = True) -> None:
 
 
 def load_lexicon(terms: str):
-    """``--terms``: a word-list path, or ``default`` for the packaged pair list."""
-    from rankbias.lexicon import default_lexicon, read_lexicon
+    """``--terms``: a word-list path in either format (``term,group`` lines, or a
+    ``female,male`` pair file, told apart by the first line), or ``default`` for the packaged
+    pair list."""
+    from rankbias.lexicon import default_lexicon, read_word_list
 
     if terms == "default" and not Path(terms).exists():
         return default_lexicon()
-    return read_lexicon(terms)
+    return read_word_list(terms)
 
 
 def warn_unmatchable(lexicon, tokenizer: str) -> None:
