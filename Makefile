@@ -72,8 +72,8 @@ chapter: data
 
 # ---- tests -------------------------------------------------------------------------------
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench book/_ext
-	$(BIN)/ruff format --check src tests bench book/_ext
+	$(BIN)/ruff check src tests bench book/_ext examples
+	$(BIN)/ruff format --check src tests bench book/_ext examples
 
 # `pytest -q` deselects the browser tests (pyproject's addopts): they need the built book.
 pytest: data
