@@ -53,8 +53,6 @@ if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this mod
     from rankbias.text import DocStats
 
 __all__ = [
-    "ENGINES",
-    "add_engine_arguments",
     "dask_client",
     "plan_partitions",
     "iter_stats_on_dask",
@@ -62,67 +60,12 @@ __all__ = [
     "score_runs_on_dask",
 ]
 
-ENGINES = ("local", "dask")
 MAX_PARTITION_BYTES = 64 << 20  # 64 MiB of collection text per task
 MIN_PARTITION_BYTES = 1 << 20
 PARTITIONS_PER_THREAD = 4  # a few per worker thread, so that a slow worker does not hold all
 CONNECT_TIMEOUT_S = 10.0  # --connect-timeout: a scheduler that does not answer in time is an error
 WAIT_FOR_WORKERS_S = 30.0  # --worker-wait: how long a cluster may have no worker at all
 INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
-
-
-# ---- command-line options ------------------------------------------------------------------
-def add_engine_arguments(parser) -> None:
-    """``--engine`` and ``--scheduler``, shared by ``stats`` and ``score``."""
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default="local",
-        help="local: threads on this machine (default); dask: partitions on a Dask "
-        "cluster (needs the 'dask' extra)",
-    )
-    parser.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
-        "default: a local cluster of --workers single-threaded processes",
-    )
-    parser.add_argument(
-        "--connect-timeout",
-        type=_seconds,
-        default=CONNECT_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        "--worker-wait",
-        type=_seconds,
-        default=WAIT_FOR_WORKERS_S,
-        metavar="SECONDS",
-        help="with --engine dask: how long the cluster may have no worker, at the start or "
-        f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
-    )
-
-
-def _seconds(text: str) -> float:
-    from rankbias.commands.options import nonnegative_float
-
-    value = nonnegative_float(text)
-    if value <= 0:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
-    return value
-
-
-def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
-    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
-    if scheduler and engine != "dask":
-        raise InputError(
-            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
-        )
-    return engine == "dask"
 
 
 # ---- the cluster ---------------------------------------------------------------------------

@@ -43,17 +43,16 @@ import contextlib
 import os
 import sys
 import threading
-from pathlib import Path
 
 from rankbias.commands import options
-from rankbias.commands.progress import estimate_lines, progress, wanted
-from rankbias.commands.stats import (
+from rankbias.commands.collection import (
     add_collection_arguments,
-    ir_datasets_pairs,
+    check_engine_arguments,
+    collection_statistics,
     load_lexicon,
     warn_unmatchable,
 )
-from rankbias.distributed import check_engine_arguments
+from rankbias.commands.progress import wanted
 from rankbias.errors import InputError
 
 #: The option that supplies each input of the measures.
@@ -226,40 +225,6 @@ def _check_inputs(args, requests) -> None:
         )
     if args.background_depth is not None and args.background == "collection":
         raise InputError("--background-depth: expected --background RUN too")
-
-
-def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, check=None):
-    """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
-    ``check()``, if given, is called after every block of a collection file (it raises to stop
-    the reading)."""
-    from rankbias import collection, text
-
-    source = Path(args.collection)
-    if source.exists():
-        blocks = collection.iter_collection_stats(
-            source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
-        )
-        parts = []
-        for part in progress(
-            blocks,
-            show_progress,
-            total=estimate_lines(source),
-            unit="doc",
-            description="collection",
-            weight=len,
-        ):
-            parts.append(part)
-            if check is not None:
-                check()
-        if not parts:
-            raise InputError(
-                f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
-            )
-        return text.DocStats.concat(parts)
-    pairs = ir_datasets_pairs(args.collection, show_progress, "collection")
-    return collection.stats_from_pairs(
-        pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
-    )
 
 
 class OnDaemonThread:

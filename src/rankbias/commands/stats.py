@@ -18,9 +18,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rankbias.commands import options
+from rankbias.commands.collection import (
+    add_collection_arguments,
+    check_engine_arguments,
+    ir_datasets_pairs,
+    load_lexicon,
+    warn_unmatchable,
+)
 from rankbias.commands.progress import estimate_lines, progress, wanted
-from rankbias.distributed import add_engine_arguments, check_engine_arguments
 from rankbias.errors import InputError
 
 RESERVED_COLUMNS = ("docid", "length", "neutrality")
@@ -41,67 +46,6 @@ def register(subparsers) -> None:
         help="output file: .parquet, .csv, .tsv, .csv.gz or .tsv.gz (written atomically)",
     )
     parser.set_defaults(func=run_stats)
-
-
-def add_collection_arguments(parser, required: bool = True) -> None:
-    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers
-    (``score`` needs a collection and a word list only for the term-based measures)."""
-    parser.add_argument(
-        "--collection",
-        required=required,
-        type=options.collection_source,
-        help="docid<TAB>text file (optionally .gz; a pipe works) or ir_datasets id",
-    )
-    parser.add_argument(
-        "--terms",
-        required=required,
-        type=options.input_file_or("default"),
-        help="word list: 'term,group' lines, or a pair file whose first line is 'female,male' "
-        "(groups f and m, like the project's own lists); 'default' for the project's gendered "
-        "pairs",
-    )
-    parser.add_argument("--tokenizer", choices=options.TOKENIZERS, default="default")
-    parser.add_argument(
-        "--workers",
-        type=options.worker_count,
-        default=None,
-        help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
-        "number of cores (default: all cores)",
-    )
-    add_engine_arguments(parser)
-
-
-def load_lexicon(terms: str):
-    """``--terms``: a word-list path in either format (``term,group`` lines, or a
-    ``female,male`` pair file, told apart by the first line), or ``default`` for the packaged
-    pair list."""
-    from rankbias.lexicon import default_lexicon, read_word_list
-
-    if terms == "default" and not Path(terms).exists():
-        return default_lexicon()
-    return read_word_list(terms)
-
-
-def warn_unmatchable(lexicon, tokenizer: str) -> None:
-    """Tell the user about terms the tokeniser splits (they can never be counted)."""
-    from rankbias.text import unmatchable_terms
-
-    lost = unmatchable_terms(lexicon, tokenizer)
-    if lost:
-        print(
-            f"note: {len(lost)} term(s) are not single tokens under the {tokenizer} tokenizer "
-            f"and are never counted: {', '.join(lost[:10])}",
-            file=sys.stderr,
-        )
-
-
-def stats_frame(stats, tau: float = 1.0):
-    """The output table of ``rankbias stats`` for one block of statistics (a DataFrame)."""
-    from rankbias.metrics.fairr import neutrality
-
-    frame = stats.to_frame()
-    frame["neutrality"] = neutrality(stats.group_counts, tau=tau)
-    return frame
 
 
 def _stats_table(docids, lengths, group_counts, groups, tau: float = 1.0):
@@ -172,29 +116,6 @@ def document_blocks(args, lexicon, show_progress: bool):
         workers=args.workers,
     )
     yield _stats_table(stats.docids, stats.lengths, stats.group_counts, stats.groups)
-
-
-def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
-    """``(docid, text)`` of an ``ir_datasets`` corpus; a failed download is an InputError."""
-    from rankbias import collection
-
-    corpus = collection.ir_datasets_corpus(dataset_id)
-    try:
-        total = corpus.docs_count()
-    except Exception:  # the count is only for the progress bar
-        total = None
-    documents = progress(
-        corpus.docs_iter(), show_progress, total=total, unit="doc", description=description
-    )
-    try:
-        for doc in documents:
-            yield doc.doc_id, collection.document_text(doc)
-    except OSError as exc:  # network errors of the download, a missing local copy
-        raise InputError(
-            f"collection {dataset_id!r}: ir_datasets could not download or read it ({exc}); "
-            "expected the dataset available locally (see ir_datasets' messages above) or a "
-            "docid<TAB>text file"
-        ) from exc
 
 
 def run_stats(args) -> int:

@@ -1,0 +1,174 @@
+"""What ``rankbias stats`` and ``rankbias score`` share: the collection, the word list, the
+tokeniser, the workers and the engine (``--engine local|dask`` with its cluster options), read
+from the command line and turned into the library's values here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rankbias.commands import options
+from rankbias.commands.progress import estimate_lines, progress
+from rankbias.distributed import CONNECT_TIMEOUT_S, WAIT_FOR_WORKERS_S
+from rankbias.errors import InputError
+
+ENGINES = ("local", "dask")
+
+
+def add_collection_arguments(parser, required: bool = True) -> None:
+    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers
+    (``score`` needs a collection and a word list only for the term-based measures)."""
+    parser.add_argument(
+        "--collection",
+        required=required,
+        type=options.collection_source,
+        help="docid<TAB>text file (optionally .gz; a pipe works) or ir_datasets id",
+    )
+    parser.add_argument(
+        "--terms",
+        required=required,
+        type=options.input_file_or("default"),
+        help="word list: 'term,group' lines, or a pair file whose first line is 'female,male' "
+        "(groups f and m, like the project's own lists); 'default' for the project's gendered "
+        "pairs",
+    )
+    parser.add_argument("--tokenizer", choices=options.TOKENIZERS, default="default")
+    parser.add_argument(
+        "--workers",
+        type=options.worker_count,
+        default=None,
+        help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
+        "number of cores (default: all cores)",
+    )
+    add_engine_arguments(parser)
+
+
+def load_lexicon(terms: str):
+    """``--terms``: a word-list path in either format (``term,group`` lines, or a
+    ``female,male`` pair file, told apart by the first line), or ``default`` for the packaged
+    pair list."""
+    from rankbias.lexicon import default_lexicon, read_word_list
+
+    if terms == "default" and not Path(terms).exists():
+        return default_lexicon()
+    return read_word_list(terms)
+
+
+def warn_unmatchable(lexicon, tokenizer: str) -> None:
+    """Tell the user about terms the tokeniser splits (they can never be counted)."""
+    from rankbias.text import unmatchable_terms
+
+    lost = unmatchable_terms(lexicon, tokenizer)
+    if lost:
+        print(
+            f"note: {len(lost)} term(s) are not single tokens under the {tokenizer} tokenizer "
+            f"and are never counted: {', '.join(lost[:10])}",
+            file=sys.stderr,
+        )
+
+
+def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
+    """``(docid, text)`` of an ``ir_datasets`` corpus; a failed download is an InputError."""
+    from rankbias import collection
+
+    corpus = collection.ir_datasets_corpus(dataset_id)
+    try:
+        total = corpus.docs_count()
+    except Exception:  # the count is only for the progress bar
+        total = None
+    documents = progress(
+        corpus.docs_iter(), show_progress, total=total, unit="doc", description=description
+    )
+    try:
+        for doc in documents:
+            yield doc.doc_id, collection.document_text(doc)
+    except OSError as exc:  # network errors of the download, a missing local copy
+        raise InputError(
+            f"collection {dataset_id!r}: ir_datasets could not download or read it ({exc}); "
+            "expected the dataset available locally (see ir_datasets' messages above) or a "
+            "docid<TAB>text file"
+        ) from exc
+
+
+def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, check=None):
+    """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
+    ``check()``, if given, is called after every block of a collection file (it raises to stop
+    the reading)."""
+    from rankbias import collection, text
+
+    source = Path(args.collection)
+    if source.exists():
+        blocks = collection.iter_collection_stats(
+            source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
+        )
+        parts = []
+        for part in progress(
+            blocks,
+            show_progress,
+            total=estimate_lines(source),
+            unit="doc",
+            description="collection",
+            weight=len,
+        ):
+            parts.append(part)
+            if check is not None:
+                check()
+        if not parts:
+            raise InputError(
+                f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
+            )
+        return text.DocStats.concat(parts)
+    pairs = ir_datasets_pairs(args.collection, show_progress, "collection")
+    return collection.stats_from_pairs(
+        pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
+    )
+
+
+def add_engine_arguments(parser) -> None:
+    """``--engine`` and ``--scheduler``, shared by ``stats`` and ``score``."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: threads on this machine (default); dask: partitions on a Dask "
+        "cluster (needs the 'dask' extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
+        "default: a local cluster of --workers single-threaded processes",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--worker-wait",
+        type=_seconds,
+        default=WAIT_FOR_WORKERS_S,
+        metavar="SECONDS",
+        help="with --engine dask: how long the cluster may have no worker, at the start or "
+        f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    value = options.nonnegative_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
+    return value
+
+
+def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
+    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
+    if scheduler and engine != "dask":
+        raise InputError(
+            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
+        )
+    return engine == "dask"
