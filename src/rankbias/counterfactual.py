@@ -1,4 +1,4 @@
-r"""Counterfactual data substitution (CDS) and the counterfactual runs that CRBO compares.
+r"""Counterfactual data substitution (CDS), the collection the counterfactual runs of CRBO use.
 
 abolghasemi2024texfair §5(iii): a ranker is run twice, on the
 original collection and on a *counterfactual* collection in which the gender of every gendered
@@ -13,7 +13,8 @@ counterfactual one, and RBO is :func:`rankbias.metrics.rbo.rbo` — the *extrapo
 (Webber et al. 2010, Eq. 32) with persistence ``p = 0.9`` by default.  A system that ignores
 gender gets 1.  The measures ``rbo`` (per query) and ``crbo`` (per system) of
 :func:`rankbias.scoring.score_runs` compute it from a run and its counterfactual run
-(``counterfactual=``); this module builds the counterfactual collection and runs.
+(``counterfactual=``); this module builds the counterfactual collection (chapter 08 reruns
+the testbed's systems on it).
 
 Substitution
 ------------
@@ -70,34 +71,13 @@ judge its weight.
 Round trip: for texts whose gendered tokens are other than ``her``, ``his``, ``him``, ``hers``,
 substituting twice restores the text exactly (every other swap is an involution and casing is
 restored); the four pronouns need not round-trip (``him`` → ``her`` → ``his`` before a noun).
-
-Testbed
--------
-:func:`counterfactual_runs` substitutes the testbed's collection, checks that the queries
-contain no term of the substitution (queries that do — e.g. a query naming "John Galt" — are
-excluded from both worlds and listed, never substituted), and reruns the five systems of
-:mod:`rankbias.retrieval` on the counterfactual collection: a new BM25 index and new dense
-embeddings.  Only the passages that changed are re-embedded; the original vectors of the others
-come from the testbed's embedding cache (the passages' texts are identical, so their vectors
-are too).
-
-What to expect: BM25 scores a document from the query terms' frequencies, their document
-frequencies and the document's length.  With gender-neutral queries, a one-token-for-one-token
-substitution and no substituted term among BM25's stopwords, none of these change, so BM25's
-lists are identical in both worlds and its CRBO is exactly 1 (tested).  BM25 + RM3 can differ
-only through gendered expansion terms (the ``her`` rule is not one-to-one, and ties between
-expansion terms are broken by the term's spelling); the dense, hybrid and re-ranking systems
-differ wherever the encoder represents the swapped words differently.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -109,9 +89,7 @@ import pandas as pd
 
 from rankbias.errors import InputError
 from rankbias.lexicon import default_pairs_path, read_pairs
-from rankbias.outputs import write_table, write_text
-from rankbias.runs import Run, read_run
-from rankbias.text import TOKEN_PATTERN, tokenize
+from rankbias.text import TOKEN_PATTERN
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -122,11 +100,6 @@ __all__ = [
     "default_substitution",
     "substitute",
     "substitute_collection",
-    "queries_with_terms",
-    "CounterfactualBuild",
-    "STAMP_FILE",
-    "counterfactual_runs",
-    "counterfactual_world",
 ]
 
 DEFAULT_NAMES_FILE = "name_pairs.csv"
@@ -490,274 +463,3 @@ def substitute_collection(
         irregular_case=swapper.irregular,
     )
     return result, report
-
-
-def queries_with_terms(
-    queries: pd.DataFrame, substitution: Substitution | None = None
-) -> pd.DataFrame:
-    """The queries (columns ``qid, query``) containing a term of the substitution.
-
-    Returns a table ``qid, query, terms`` (terms space-separated, sorted), empty when every
-    query is gender-neutral under the substitution.
-    """
-    substitution = substitution or default_substitution()
-    terms = substitution.terms
-    found = [" ".join(sorted(set(tokenize(q)) & terms)) for q in queries["query"].tolist()]
-    table = pd.DataFrame(
-        {"qid": queries["qid"].astype(str).to_numpy(), "query": queries["query"], "terms": found}
-    )
-    return table[table["terms"] != ""].reset_index(drop=True)
-
-
-# ---- testbed -----------------------------------------------------------------------------------
-class _CountingEncoder:
-    """Wraps a sentence-transformers model and counts the texts it is asked to encode."""
-
-    def __init__(self, model):
-        self.model = model
-        self.n_encoded = 0
-
-    def encode(self, texts: Sequence[str], **kw):
-        self.n_encoded += len(texts)
-        return self.model.encode(texts, **kw)
-
-
-class _PrecomputedEncoder:
-    """Hands ``encode_cached`` vectors computed elsewhere, for exactly the expected texts."""
-
-    def __init__(self, vectors: np.ndarray, texts: Sequence[str]):
-        self.vectors = vectors
-        self.texts = list(texts)
-
-    def encode(self, texts: Sequence[str], **kw):
-        if list(texts) != self.texts:
-            raise RuntimeError(
-                f"asked to encode {len(texts)} texts that are not the {len(self.texts)} texts "
-                "the vectors were assembled for"
-            )
-        return self.vectors
-
-
-@dataclass(frozen=True)
-class CounterfactualBuild:
-    """What :func:`counterfactual_runs` wrote and measured.
-
-    Attributes
-    ----------
-    out_dir:
-        Holds ``<system>.run`` for the five systems, ``collection.tsv`` (the counterfactual
-        collection), ``queries.tsv`` (the queries run), ``queries_excluded.tsv`` and
-        ``swaps.tsv``.
-    report:
-        The :class:`SubstitutionReport` of the collection.
-    queries:
-        The queries run in both worlds (``qid, query``).
-    excluded:
-        Queries left out because they contain a substituted term (``qid, query, terms``).
-    passages_encoded:
-        Passages (and queries) the dense model actually encoded, cache hits excluded.
-    seconds:
-        Time of each step: ``substitution``, ``embeddings`` and each system of the rerun.
-    """
-
-    out_dir: Path
-    report: SubstitutionReport
-    queries: pd.DataFrame
-    excluded: pd.DataFrame
-    passages_encoded: int
-    seconds: dict[str, float]
-    systems: tuple[str, ...]
-
-    def runs(self) -> dict[str, Run]:
-        """The counterfactual runs, by system."""
-        return {s: read_run(self.out_dir / f"{s}.run") for s in self.systems}
-
-
-def _write_tsv(path: Path, frame: pd.DataFrame) -> None:
-    lines = ("\t".join(map(str, row)) for row in frame.itertuples(index=False))
-    write_text(path, "".join(line + "\n" for line in lines))
-
-
-def _world(testbed, substitution: Substitution):
-    """The substituted collection, its report, the testbed's queries (both sets), those
-    excluded for containing a substituted term, and those kept."""
-    cf_collection, report = substitute_collection(
-        testbed.collection[["docid", "text"]], substitution
-    )
-    queries = pd.concat(
-        [testbed.queries[["qid", "query"]], testbed.queries_sensitive[["qid", "query"]]],
-        ignore_index=True,
-    )
-    queries["qid"] = queries["qid"].astype(str)
-    repeated = queries["qid"][queries["qid"].duplicated()].tolist()
-    if repeated:
-        raise InputError(
-            f"{testbed.path}: query id(s) {repeated[:5]} appear in more than one query set; "
-            "expected each qid once"
-        )
-    excluded = queries_with_terms(queries, substitution)
-    kept = queries[~queries["qid"].isin(excluded["qid"])].reset_index(drop=True)
-    return cf_collection, report, queries, excluded, kept
-
-
-def counterfactual_runs(
-    testbed,
-    out_dir: str | Path,
-    cache_dir: str | Path | None = None,
-    log: Callable[[str], None] = print,
-    *,
-    substitution: Substitution | None = None,
-    original_cache_dir: str | Path | None = None,
-) -> CounterfactualBuild:
-    """Rerun the testbed's five systems on its counterfactual collection.
-
-    ``testbed``: a loaded testbed (:func:`rankbias.data.wikisample.load_testbed`; any object
-    with its ``path``, ``collection``, ``queries``, ``queries_sensitive``, ``systems``).  The
-    queries are those of the original runs (``queries`` then ``queries_sensitive``), minus any
-    containing a substituted term (listed in the result and in ``queries_excluded.tsv``; a query
-    is never substituted).  Dense vectors of unchanged passages are taken from the original
-    embedding cache (``original_cache_dir``, default ``<testbed>/cache``, filled by encoding the
-    originals if it is empty); only changed passages are encoded.  The assembled vectors are
-    stored in ``cache_dir`` (default ``<out_dir>/cache``) under the key that
-    :func:`rankbias.retrieval.encode_cached` computes for the counterfactual texts, so
-    :func:`rankbias.retrieval.build_runs` finds them there instead of encoding every passage.
-
-    CRBO per system then compares the original runs on the queries kept::
-
-        build = counterfactual_runs(testbed, out_dir)
-        kept = build.queries["qid"]
-        originals = [run.restrict(kept) for run in testbed.runs().values()]
-        score_runs(originals, metrics=["crbo@10"], counterfactual=build.runs())
-    """
-    from rankbias import retrieval
-
-    substitution = substitution or default_substitution()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    cache = Path(cache_dir) if cache_dir is not None else out / "cache"
-    original_cache = (
-        Path(original_cache_dir) if original_cache_dir is not None else testbed.path / "cache"
-    )
-    seconds: dict[str, float] = {}
-
-    started = time.time()
-    collection = testbed.collection[["docid", "text"]]
-    cf_collection, report, queries, excluded, kept = _world(testbed, substitution)
-    for qid, query in zip(kept["qid"], kept["query"], strict=True):
-        new, swaps = substitute(query, substitution)
-        if swaps or new != query:  # the tokeniser check and the substitution must agree
-            raise RuntimeError(f"query {qid} {query!r} would be substituted to {new!r}")
-    _write_tsv(out / "collection.tsv", cf_collection[["docid", "text"]])
-    _write_tsv(out / "queries.tsv", kept)
-    write_table(out / "queries_excluded.tsv", excluded)
-    write_table(out / "swaps.tsv", report.swaps)
-    seconds["substitution"] = time.time() - started
-    log(
-        f"counterfactual collection: {report.n_changed} of {report.n_passages} passages "
-        f"changed, {report.n_swaps} swaps ({report.irregular_case} with irregular casing); "
-        f"queries: {len(kept)} run, {len(excluded)} excluded for containing a substituted term"
-    )
-
-    started = time.time()
-    encoder = _CountingEncoder(retrieval.load_dense_model())
-    original_texts = collection["text"].tolist()
-    cf_texts = cf_collection["text"].tolist()
-    vectors = retrieval.encode_cached(encoder, original_texts, original_cache, "passages")
-    from_cache = encoder.n_encoded == 0
-    changed = np.flatnonzero(report.swaps_per_passage)
-    cf_vectors = vectors.copy()
-    if len(changed):
-        cf_vectors[changed] = retrieval.encode_cached(
-            encoder, [cf_texts[i] for i in changed], cache, "passages-changed"
-        )
-    retrieval.encode_cached(_PrecomputedEncoder(cf_vectors, cf_texts), cf_texts, cache, "passages")
-    all_query_vectors = retrieval.encode_cached(
-        encoder, queries["query"].tolist(), original_cache, "queries"
-    )
-    kept_rows = np.flatnonzero(queries["qid"].isin(kept["qid"]).to_numpy())
-    kept_texts = kept["query"].tolist()
-    retrieval.encode_cached(
-        _PrecomputedEncoder(all_query_vectors[kept_rows], kept_texts), kept_texts, cache, "queries"
-    )
-    seconds["embeddings"] = time.time() - started
-    log(
-        f"dense vectors: {len(changed)} changed passages re-embedded, the other passages' "
-        f"vectors reused (originals {'from the cache' if from_cache else 'encoded first'}); "
-        f"{encoder.n_encoded} texts encoded, cache hits excluded; {seconds['embeddings']:.1f} s"
-    )
-
-    timings = retrieval.build_runs(cf_collection, kept, out, cache_dir=cache, log=log)
-    seconds.update(timings)
-    return CounterfactualBuild(
-        out_dir=out,
-        report=report,
-        queries=kept,
-        excluded=excluded,
-        passages_encoded=encoder.n_encoded,
-        seconds=seconds,
-        systems=tuple(timings),
-    )
-
-
-#: the file beside the counterfactual runs that records the digests of their inputs
-STAMP_FILE = "inputs.json"
-
-
-# ---- the counterfactual runs, rebuilt only when needed ----------------------------------------
-def _inputs_digest(testbed, cf_texts: list[str], kept: pd.DataFrame) -> dict[str, str]:
-    """sha256 of what the counterfactual runs depend on: texts, queries, original runs."""
-
-    def sha(data: bytes) -> str:
-        return hashlib.sha256(data).hexdigest()
-
-    digest = {
-        "counterfactual_collection": sha("\x1e".join(cf_texts).encode("utf-8")),
-        "queries": sha(
-            "\x1e".join(
-                f"{q}\t{t}" for q, t in zip(kept["qid"], kept["query"], strict=True)
-            ).encode("utf-8")
-        ),
-    }
-    for system in testbed.systems:
-        digest[f"run {system}"] = sha((testbed.path / "runs" / f"{system}.run").read_bytes())
-    return digest
-
-
-def counterfactual_world(
-    testbed,
-    out_dir: str | Path,
-    cache_dir: str | Path | None = None,
-    log: Callable[[str], None] = print,
-    *,
-    substitution: Substitution | None = None,
-) -> CounterfactualBuild:
-    """The testbed's counterfactual runs: reused from ``out_dir`` when still valid, else rebuilt.
-
-    The runs are valid when ``out_dir`` holds a run file for every system of the testbed and a
-    stamp (``inputs.json``) whose digests equal those of the current inputs: the substituted
-    collection, the queries run, and the original run files.  Otherwise
-    :func:`rankbias.counterfactual.counterfactual_runs` rebuilds them (``cache_dir`` is passed
-    on) and the stamp is written.  A reused build has ``seconds == {}`` and
-    ``passages_encoded == 0``; its report and query tables are recomputed (about a second).
-    """
-    substitution = substitution or default_substitution()
-    out = Path(out_dir)
-    cf_collection, report, _, excluded, kept = _world(testbed, substitution)
-    digest = _inputs_digest(testbed, cf_collection["text"].tolist(), kept)
-    stamp = out / STAMP_FILE
-    systems = tuple(testbed.systems)
-    present = stamp.exists() and all((out / f"{s}.run").exists() for s in systems)
-    if present and json.loads(stamp.read_text(encoding="utf-8")) == digest:
-        log(f"counterfactual runs reused from {out} (inputs unchanged)")
-        return CounterfactualBuild(
-            out_dir=out,
-            report=report,
-            queries=kept,
-            excluded=excluded,
-            passages_encoded=0,
-            seconds={},
-            systems=systems,
-        )
-    build = counterfactual_runs(testbed, out, cache_dir, log, substitution=substitution)
-    write_text(stamp, json.dumps(digest, indent=1) + "\n")
-    return build

@@ -1,5 +1,5 @@
 r"""Do bias metrics agree on which queries are biased?  (Klasnja et al. (2022), RQ1,
-Fig. 1–2.)
+Fig. 1.)
 
 Bias level
 ----------
@@ -69,7 +69,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from rankbias.errors import InputError
 from rankbias.metrics.measures import HigherIs, higher_is
@@ -82,8 +81,6 @@ __all__ = [
     "rank_bins",
     "query_bins",
     "consistency_bins",
-    "rank_differences",
-    "rank_correlations",
 ]
 
 #: the kinds of direction a metric can have, and how each maps a value to a bias level
@@ -100,9 +97,6 @@ _FROM_REGISTRY = {
 _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
 _UNDEFINED_POLICIES = ("exclude", "error")
 _CHUNK_CELLS = 4_000_000  # bootstrap replicates are processed in chunks of about this many values
-#: up to this many (query pair × metric) signs per replicate, the Kendall bootstrap uses sign
-#: vectors (one matrix product for all pairs of metrics); beyond, SciPy per pair (O(n log n))
-KENDALL_MATRIX_CELLS = 5_000_000
 
 
 def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> str:
@@ -238,124 +232,6 @@ def consistency_bins(
         )
 
     return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, n_bins, one)
-
-
-def rank_differences(
-    per_query: pd.DataFrame,
-    metrics: Sequence[str],
-    run: str | None = None,
-    cutoff: int | None = None,
-    by: Sequence[str] | None = None,
-    directions: Mapping[str, str] | None = None,
-    undefined: str = "exclude",
-) -> pd.DataFrame:
-    """Per pair of metrics and query, the absolute difference of its bias ranks (Klasnja et al.
-    (2022), Fig. 2).
-
-    Ranks run from 1 (most biased) to ``n``, ties broken by ``qid``.  Columns ``[by…,] metric_a,
-    metric_b, qid, rank_a, rank_b, abs_rank_difference``.
-    """
-
-    def one(table: _BiasTable) -> pd.DataFrame:
-        ranks = bias_ranks(table.bias) + 1
-        parts = []
-        for a, b in combinations(range(len(table.metrics)), 2):
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "metric_a": table.metrics[a],
-                        "metric_b": table.metrics[b],
-                        "qid": table.qids,
-                        "rank_a": ranks[:, a],
-                        "rank_b": ranks[:, b],
-                        "abs_rank_difference": np.abs(ranks[:, a] - ranks[:, b]),
-                    }
-                )
-            )
-        return pd.concat(parts, ignore_index=True)
-
-    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, 1, one)
-
-
-def rank_correlations(
-    per_query: pd.DataFrame,
-    metrics: Sequence[str],
-    n_boot: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    run: str | None = None,
-    cutoff: int | None = None,
-    by: Sequence[str] | None = None,
-    directions: Mapping[str, str] | None = None,
-    undefined: str = "exclude",
-) -> pd.DataFrame:
-    """Kendall τ-b and Spearman ρ between the bias levels of each pair of metrics.
-
-    Computed on the bias levels themselves (tied values stay tied: τ-b and average ranks, as
-    :func:`scipy.stats.kendalltau` and :func:`scipy.stats.spearmanr`), with their p-values and
-    bootstrap percentile intervals.  Columns ``[by…,] metric_a, metric_b, statistic``
-    (``kendall_tau`` or ``spearman_rho``), ``value, low, high, p_value, n``.  A statistic that is
-    undefined in a replicate (a constant column) is left out of that interval and counted in
-    ``attrs["undefined_replicates"]`` (per group when ``by`` is given).
-
-    Cost: Spearman is vectorised over replicates; the Kendall bootstrap uses one product of
-    pairwise-sign matrices per replicate while ``n(n−1)/2 · m ≤ KENDALL_MATRIX_CELLS`` (a few
-    hundred queries), and SciPy per pair and replicate beyond (O(n log n) each).
-    """
-    _check_bootstrap(n_boot, confidence)
-
-    def one(table: _BiasTable) -> pd.DataFrame:
-        bias = table.bias
-        n, m = bias.shape
-        pairs = list(combinations(range(m), 2))
-        rows = []
-        boot_tau = np.full((n_boot, len(pairs)), np.nan)
-        boot_rho = np.full((n_boot, len(pairs)), np.nan)
-        if n_boot:
-            rng = np.random.default_rng(seed)
-            start = 0
-            by_signs = n * (n - 1) // 2 * m <= KENDALL_MATRIX_CELLS
-            for sample in _bootstrap_samples(bias, n_boot, rng):
-                stop = start + len(sample)
-                rho = _spearman_matrix(sample)
-                tau = _kendall_matrix(sample) if by_signs else None
-                for j, (a, b) in enumerate(pairs):
-                    boot_rho[start:stop, j] = rho[:, a, b]
-                    if by_signs:
-                        boot_tau[start:stop, j] = tau[:, a, b]
-                    else:
-                        for r in range(len(sample)):
-                            boot_tau[start + r, j] = _kendall(sample[r, :, a], sample[r, :, b])[0]
-                start = stop
-        undefined_replicates = {}
-        for j, (a, b) in enumerate(pairs):
-            x, y = bias[:, a], bias[:, b]
-            tau, p_tau = _kendall(x, y)
-            rho, p_rho = _spearman(x, y)
-            for name, value, p, boot in (
-                ("kendall_tau", tau, p_tau, boot_tau[:, j]),
-                ("spearman_rho", rho, p_rho, boot_rho[:, j]),
-            ):
-                finite = boot[np.isfinite(boot)]
-                undefined_replicates[(table.metrics[a], table.metrics[b], name)] = int(
-                    n_boot - len(finite)
-                )
-                low, high = (
-                    _percentile_interval(finite[:, None], confidence)
-                    if len(finite)
-                    else (np.array([np.nan]), np.array([np.nan]))
-                )
-                rows.append(
-                    (table.metrics[a], table.metrics[b], name, value, low[0], high[0], p, n)
-                )
-        frame = pd.DataFrame(
-            rows,
-            columns=["metric_a", "metric_b", "statistic", "value", "low", "high", "p_value", "n"],
-        )
-        frame.attrs["undefined_replicates"] = undefined_replicates
-        return frame
-
-    return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, 1, one)
 
 
 # ---- the shared machinery ---------------------------------------------------------------------
@@ -558,46 +434,3 @@ def _percentile_interval(replicates: np.ndarray, confidence: float):
     alpha = 1.0 - confidence
     low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2], axis=0)
     return low, high
-
-
-def _spearman_matrix(samples: np.ndarray) -> np.ndarray:
-    """Spearman ρ between all columns of each replicate: ``(c, n, m)`` → ``(c, m, m)``."""
-    ranks = stats.rankdata(samples, axis=1)
-    centred = ranks - ranks.mean(axis=1, keepdims=True)
-    norms = np.sqrt((centred**2).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        unit = centred / norms[:, None, :]
-    return np.einsum("cna,cnb->cab", unit, unit)
-
-
-def _kendall_matrix(samples: np.ndarray) -> np.ndarray:
-    """Kendall τ-b between all columns of each replicate: ``(c, n, m)`` → ``(c, m, m)``.
-
-    With ``s_j`` the vector of ``sign(x_ij − x_kj)`` over the pairs ``i < k``, τ-b of columns
-    ``a, b`` is ``s_a·s_b / √((s_a·s_a)(s_b·s_b))``: concordant minus discordant pairs over the
-    geometric mean of the untied pairs of each — the cosine of the two sign vectors.
-    """
-    c, n, m = samples.shape
-    first, second = np.triu_indices(n, k=1)
-    out = np.empty((c, m, m))
-    for r in range(c):
-        signs = np.sign(samples[r, first, :] - samples[r, second, :])
-        gram = signs.T @ signs
-        norms = np.sqrt(np.diag(gram))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[r] = gram / np.outer(norms, norms)
-    return out
-
-
-def _kendall(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return np.nan, np.nan
-    result = stats.kendalltau(x, y)
-    return float(result.statistic), float(result.pvalue)
-
-
-def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return np.nan, np.nan
-    result = stats.spearmanr(x, y)
-    return float(result.statistic), float(result.pvalue)

@@ -1,5 +1,6 @@
-r"""Does Duo predict opinion change?  The search-engine-manipulation-effect (SEME) study of
-Ziems et al. 2024 (ziems2024indexical §5.2, Table 2, Table 3, App. A.2, A.5).
+r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. 2024
+(ziems2024indexical §5.2, Table 2, Table 3, App. A.2, A.5): perspective testbed, polarisation
+scores, signed Duo, the Table-3 regression and the response file.
 
 The regression
 --------------
@@ -24,8 +25,7 @@ Three signed versions of the unsigned Duo of the shown ordering are computed by
     :func:`rankbias.metrics.duo.signed_duo`: the direction of the ordering *along the PCA axis*
     (``+1`` = the positive end of the axis comes first) times Duo.  The sign of a principal
     axis is arbitrary (here: largest loading positive), so ``+1`` means perspective 1 for some
-    questions and perspective 2 for others.  It is the default regressor of :func:`fit_seme`
-    and :func:`power_curve`.
+    questions and perspective 2 for others.  It is the default regressor of :func:`fit_seme`.
 ``released_signed_duo``
     What the released ``seme_experiment.py`` regressed on,
     :func:`rankbias.metrics.duo.orientation_signed_duo`: Duo times the *orientation of the axis*
@@ -35,40 +35,6 @@ Three signed versions of the unsigned Duo of the shown ordering are computed by
     A variant defined by this project, not by the paper: the ordering's direction times the
     axis orientation times Duo, so that ``+1`` means the ordering puts the documents the axis
     places on perspective 1's side first.  It needs the perspective labels of the documents.
-
-The simulated study
--------------------
-:func:`simulate_study` draws participants as the study did: a question uniformly at random, one
-of the two orderings of its documents the study showed — the most biased (Duo = 1) or the most
-balanced (Duo = 0) according to the polarisation scores, :func:`rankbias.metrics.duo.
-extreme_orderings` — with probability ½ each, and a prior from ``prior_probabilities``.  Clicks
-follow a position-based click model (:class:`PositionBasedClickModel`): the result at rank
-``r`` is clicked independently with probability ``α θ_r`` (examination ``θ_r``, default
-``1/r``; attractiveness ``α``, set from a target click-through rate).  The opinion moves by
-
-.. math::  \text{shift} = \text{effect} \cdot q \cdot g, \qquad
-           o^* = o_\text{prior} + \text{shift} + \varepsilon,\ \varepsilon \sim N(0, \sigma^2)
-
-where ``q`` is the *planted* quantity of the shown ordering (``planted``) and ``g = 1`` for a
-participant who clicked at least one result, ``g = snippet_weight`` otherwise (the pull of
-titles and snippets alone).  The posterior is ``o*`` rounded to the nearest integer and clipped
-to −3…3.  ``planted`` is one of
-
-``"signed_duo"`` (the default)
-    the paper's regressor, App. A.2: the model the paper's regression assumes, taken at its
-    word;
-``"label_side"``
-    Duo times ``d ∈ {−1, 0, +1}``, the side the ordering favours *by the documents' true
-    labels* (the sign of ``Σ_r θ_r y_r``, ``y = +1`` for perspective 1, ``−1`` for
-    perspective 2): readers pulled towards the perspective they actually read first;
-``"released_signed_duo"``, ``"aligned_signed_duo"``
-    the other two signed Duos.
-
-Whatever is planted, the regressor that *is* the planted quantity recovers ``effect`` (up to
-the attenuation clipping causes) by construction.  Note that where the polarisation scores
-split every question correctly, ``label_side`` equals ``aligned_signed_duo`` exactly, so a
-simulation planted on ``label_side`` cannot show that the aligned variant is better than the
-paper's: it only shows which quantity was planted.
 
 The response file
 -----------------
@@ -85,25 +51,15 @@ A malformed row raises :class:`~rankbias.errors.InputError` naming ``file:line``
 found and what was expected.  A row with a missing prior or posterior is skipped and counted:
 the counts and line numbers are in ``frame.attrs["skipped"]``.  :func:`write_study_responses`
 writes the same layout.
-
-Power
------
-:func:`power_curve` repeats the simulation many times per ``(N, click-through rate)`` and
-reports the share of replicates in which ``β2`` differs from 0 at level ``α`` (two-sided,
-classical OLS standard errors).  The replicates are simulated and fitted at once with NumPy
-(batched normal equations, the ``clicked`` subset as 0/1 weights); :func:`fit_seme` on a single
-replicate gives the same ``β2`` and p-value.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -125,33 +81,23 @@ from rankbias.metrics.duo import (
 from rankbias.outputs import atomic_path
 
 __all__ = [
-    "DEFAULT_PRIOR_PROBABILITIES",
     "DUO_COLUMNS",
     "LIKERT_MAX",
-    "PLANTED_QUANTITIES",
-    "PositionBasedClickModel",
     "accuracy_by_question",
     "attach_duo",
     "fit_seme",
     "load_distractors",
     "load_perspectives",
     "polarisation_table",
-    "power_curve",
     "read_study_responses",
-    "simulate_study",
     "study_orderings",
     "write_study_responses",
 ]
 
 #: The opinion scale is the integers −LIKERT_MAX … LIKERT_MAX.
 LIKERT_MAX = 3
-#: Prior opinions −3…3 drawn with these probabilities unless told otherwise (a unimodal spread
-#: centred on "undecided"; an assumption, the study's priors are not public).
-DEFAULT_PRIOR_PROBABILITIES = (0.06, 0.12, 0.17, 0.30, 0.17, 0.12, 0.06)
 #: The signed-Duo columns :func:`attach_duo` adds (see the module docstring).
 DUO_COLUMNS = ("signed_duo", "released_signed_duo", "aligned_signed_duo")
-#: The quantities :func:`simulate_study` can plant the effect on (see the module docstring).
-PLANTED_QUANTITIES = ("signed_duo", "label_side", "released_signed_duo", "aligned_signed_duo")
 CONDITIONS = ("most_biased", "most_balanced")
 
 _PERSPECTIVE_COLUMNS = ("question_id", "question", "doc_id", "perspective", "text")
@@ -347,34 +293,13 @@ def study_orderings(table: pd.DataFrame) -> pd.DataFrame:
     """The two orderings per question the study showed (most biased, most balanced).
 
     One row per ``(question_id, condition)`` with ``shown`` (tuple of document ids in rank
-    order), ``labels`` (their perspectives), ``duo`` and the three signed Duo columns.  The
-    result is memoised on the table's content (repeated simulations reuse it).
+    order), ``labels`` (their perspectives), ``duo`` and the three signed Duo columns.
     """
-    key = (
-        tuple(table["question_id"]),
-        tuple(table["doc_id"]),
-        tuple(int(y) for y in table["perspective"]),
-        np.asarray(table["score"], dtype=float).tobytes(),
-    )
-    return _study_orderings_cached(key).copy()
-
-
-@functools.lru_cache(maxsize=16)
-def _study_orderings_cached(key) -> pd.DataFrame:
-    questions, doc_ids, labels, score_bytes = key
-    table = pd.DataFrame(
-        {
-            "question_id": questions,
-            "doc_id": doc_ids,
-            "perspective": labels,
-            "score": np.frombuffer(score_bytes, dtype=float),
-        }
-    )
     rows = []
     for question, group in table.groupby("question_id", sort=True):
-        scores = group["score"].to_numpy()
+        scores = group["score"].to_numpy(dtype=float)
         doc_ids = group["doc_id"].to_numpy()
-        labels = group["perspective"].to_numpy()
+        labels = group["perspective"].to_numpy().astype(int)
         reference = scores[labels == 1]
         for condition, order in zip(CONDITIONS, extreme_orderings(scores), strict=True):
             rows.append(
@@ -434,216 +359,6 @@ def attach_duo(responses: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     for column in ("duo", *DUO_COLUMNS):
         out[column] = extra[column] if len(extra) else pd.Series(dtype=float)
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# the click model
-# --------------------------------------------------------------------------------------------
-
-
-def _reciprocal_examination(n: int) -> tuple[float, ...]:
-    return tuple(1.0 / np.arange(1, n + 1))
-
-
-@dataclass(frozen=True)
-class PositionBasedClickModel:
-    """Position-based click model: rank ``r`` is clicked with probability ``α θ_r``,
-    independently of the other ranks (Craswell et al. 2008's examination hypothesis).
-
-    ``examination``: ``θ_1, θ_2, …`` (default ``1/r`` for ten ranks, the DCG-like decay);
-    ``attractiveness``: ``α`` in ``[0, 1]``, the same for every document.
-    """
-
-    attractiveness: float
-    examination: tuple[float, ...] = _reciprocal_examination(10)
-
-    def __post_init__(self):
-        theta = np.asarray(self.examination, dtype=float)
-        if theta.ndim != 1 or theta.size == 0 or np.any((theta < 0) | (theta > 1)):
-            raise ValueError(
-                f"examination: expected probabilities in [0, 1], found {self.examination}"
-            )
-        if not 0.0 <= self.attractiveness <= 1.0:
-            raise ValueError(
-                f"attractiveness: expected a value in [0, 1], found {self.attractiveness}"
-            )
-
-    def click_probabilities(self, n_results: int) -> np.ndarray:
-        if n_results > len(self.examination):
-            raise ValueError(
-                f"the click model covers {len(self.examination)} ranks, found a list of {n_results}"
-            )
-        return self.attractiveness * np.asarray(self.examination[:n_results], dtype=float)
-
-    def click_through_rate(self, n_results: int) -> float:
-        """Probability of at least one click on a list of ``n_results``."""
-        return float(1.0 - np.prod(1.0 - self.click_probabilities(n_results)))
-
-    @classmethod
-    def for_click_through(
-        cls, rate: float, n_results: int, examination: Sequence[float] | None = None
-    ) -> PositionBasedClickModel:
-        """The model whose share of participants with at least one click is ``rate``."""
-        theta = tuple(examination) if examination is not None else _reciprocal_examination(10)
-        ceiling = cls(1.0, theta).click_through_rate(n_results)
-        if not 0.0 <= rate <= ceiling:
-            raise ValueError(
-                f"rate: expected a click-through rate in [0, {ceiling:.3f}] for these examination "
-                f"probabilities, found {rate}"
-            )
-        low, high = 0.0, 1.0
-        for _ in range(60):  # bisection; the rate grows monotonically with α
-            middle = (low + high) / 2
-            if cls(middle, theta).click_through_rate(n_results) < rate:
-                low = middle
-            else:
-                high = middle
-        return cls((low + high) / 2, theta)
-
-
-# --------------------------------------------------------------------------------------------
-# simulation (vectorised over replicates)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Design:
-    orderings: pd.DataFrame  # study_orderings(), rows (question, condition) in order
-    n_questions: int
-    n_results: int
-    duo: np.ndarray  # (Q, 2)
-    regressor: np.ndarray  # (Q, 2) the signed Duo column regressed on
-    planted: np.ndarray  # (Q, 2) the quantity the effect multiplies
-
-
-def _design(table: pd.DataFrame, click_model, duo_column: str, planted: str) -> _Design:
-    if duo_column not in DUO_COLUMNS:
-        raise ValueError(f"duo_column: expected one of {DUO_COLUMNS}, found {duo_column!r}")
-    if planted not in PLANTED_QUANTITIES:
-        raise ValueError(f"planted: expected one of {PLANTED_QUANTITIES}, found {planted!r}")
-    orderings = study_orderings(table)
-    sizes = orderings["shown"].map(len)
-    if sizes.nunique() != 1:
-        raise ValueError(
-            f"expected the same number of documents per question, found {sorted(set(sizes))}"
-        )
-    n_results = int(sizes.iloc[0])
-    theta = np.asarray(click_model.examination[:n_results], dtype=float)
-    signs = np.array([[1.0 if y == 1 else -1.0 for y in labels] for labels in orderings["labels"]])
-    label_side = orderings["duo"].to_numpy() * np.sign(signs @ theta)
-    quantity = label_side if planted == "label_side" else orderings[planted].to_numpy()
-    shape = (orderings["question_id"].nunique(), 2)
-    return _Design(
-        orderings=orderings,
-        n_questions=shape[0],
-        n_results=n_results,
-        duo=orderings["duo"].to_numpy().reshape(shape),
-        regressor=orderings[duo_column].to_numpy().reshape(shape),
-        planted=quantity.reshape(shape),
-    )
-
-
-def _draw(
-    design: _Design,
-    n_replicates: int,
-    n_participants: int,
-    effect: float,
-    click_model: PositionBasedClickModel,
-    rng: np.random.Generator,
-    prior_probabilities,
-    noise_sd: float,
-    snippet_weight: float,
-):
-    """Arrays of shape ``(R, N)`` (clicks ``(R, N, k)``) for ``R`` replicated studies."""
-    shape = (n_replicates, n_participants)
-    probabilities = np.asarray(prior_probabilities, dtype=float)
-    if probabilities.shape != (2 * LIKERT_MAX + 1,) or np.any(probabilities < 0):
-        raise ValueError(
-            f"prior_probabilities: expected 7 non-negative numbers, found {prior_probabilities}"
-        )
-    probabilities = probabilities / probabilities.sum()
-    question = rng.integers(design.n_questions, size=shape)
-    condition = rng.integers(2, size=shape)
-    prior = rng.choice(np.arange(-LIKERT_MAX, LIKERT_MAX + 1), size=shape, p=probabilities)
-    clicks = rng.random((*shape, design.n_results)) < click_model.click_probabilities(
-        design.n_results
-    )
-    clicked = clicks.any(axis=2)
-    gate = np.where(clicked, 1.0, snippet_weight)
-    shift = effect * design.planted[question, condition] * gate
-    latent = prior + shift + rng.normal(scale=noise_sd, size=shape)
-    posterior = np.clip(np.rint(latent), -LIKERT_MAX, LIKERT_MAX).astype(int)
-    regressor = design.regressor[question, condition]
-    return question, condition, prior, posterior, clicks, clicked, regressor
-
-
-def _default_click_model(click_model, click_through, n_results):
-    if click_model is not None and click_through is not None:
-        raise ValueError("give either click_model or click_through, not both")
-    if click_model is None:
-        rate = 0.5 if click_through is None else click_through
-        return PositionBasedClickModel.for_click_through(rate, n_results)
-    return click_model
-
-
-def simulate_study(
-    n_participants: int,
-    effect: float,
-    *,
-    table: pd.DataFrame,
-    click_model: PositionBasedClickModel | None = None,
-    click_through: float | None = None,
-    seed: int | np.random.Generator = 0,
-    corpus: str = "simulated",
-    prior_probabilities: Sequence[float] = DEFAULT_PRIOR_PROBABILITIES,
-    noise_sd: float = 1.0,
-    snippet_weight: float = 0.0,
-    planted: str = "signed_duo",
-) -> pd.DataFrame:
-    """A simulated SEME study (see the module docstring for the model).
-
-    ``table``: polarisation scores of the documents (:func:`polarisation_table`), which decide
-    the orderings shown.  ``click_model`` or ``click_through`` (the share of participants who
-    click at least once under the default ``1/r`` examination; default 0.5).  ``planted``: the
-    quantity the effect is planted on, one of :data:`PLANTED_QUANTITIES` (default the paper's
-    signed Duo).
-
-    Returns one row per participant with the public study's fields (``participant_id`` =
-    ``<corpus>-p<number>``, ``corpus,
-    question_id, prior, posterior, shown, clicked``) plus ``condition``, ``n_clicked`` (distinct
-    results clicked), ``duo`` and the signed Duo columns (:func:`attach_duo`).
-    """
-    if n_participants < 1:
-        raise ValueError(f"n_participants: expected a positive integer, found {n_participants}")
-    rng = np.random.default_rng(seed)
-    n_results = table.groupby("question_id").size().max()
-    model = _default_click_model(click_model, click_through, int(n_results))
-    design = _design(table, model, "signed_duo", planted)
-    question, condition, prior, posterior, clicks, _, _ = _draw(
-        design, 1, n_participants, effect, model, rng, prior_probabilities, noise_sd, snippet_weight
-    )
-    rows = design.orderings.iloc[question[0] * 2 + condition[0]].reset_index(drop=True)
-    ranks = [tuple((np.flatnonzero(row) + 1).tolist()) for row in clicks[0]]
-    width = len(str(n_participants))
-    frame = pd.DataFrame(
-        {
-            "participant_id": [f"{corpus}-p{i + 1:0{width}d}" for i in range(n_participants)],
-            "corpus": corpus,
-            "question_id": rows["question_id"],
-            "condition": rows["condition"],
-            "prior": prior[0],
-            "posterior": posterior[0],
-            "shown": rows["shown"],
-            "clicked": ranks,
-            "n_clicked": clicks[0].sum(axis=1),
-            "duo": rows["duo"],
-        }
-    )
-    for column in DUO_COLUMNS:
-        frame[column] = rows[column]
-    frame.attrs["click_model"] = model
-    frame.attrs["planted"] = planted
-    return frame
 
 
 # --------------------------------------------------------------------------------------------
@@ -894,90 +609,3 @@ def write_study_responses(responses: pd.DataFrame, path: str | Path) -> Path:
     with atomic_path(path) as temporary:  # a unique temporary file, renamed into place
         out.to_csv(temporary, index=False, compression=compression)
     return path
-
-
-# --------------------------------------------------------------------------------------------
-# power
-# --------------------------------------------------------------------------------------------
-
-
-def _batched_p_values(prior, posterior, regressor, weights) -> np.ndarray:
-    """Two-sided p-values of β2 (classical OLS) for each replicate; NaN where undefined."""
-    from scipy import stats
-
-    design = np.stack([np.ones_like(prior, dtype=float), prior.astype(float), regressor], axis=2)
-    gram = np.einsum("rni,rn,rnj->rij", design, weights, design)
-    moment = np.einsum("rni,rn,rn->ri", design, weights, posterior.astype(float))
-    n = weights.sum(axis=1)
-    determinant = np.linalg.det(gram)
-    scale = np.einsum("rii->r", gram) ** 3
-    usable = (n >= 4) & (np.abs(determinant) > 1e-10 * np.maximum(scale, 1e-300))
-    gram[~usable] = np.eye(3)
-    inverse = np.linalg.inv(gram)
-    beta = np.einsum("rij,rj->ri", inverse, moment)
-    residual = posterior - np.einsum("rni,ri->rn", design, beta)
-    dof = np.maximum(n - 3, 1)
-    sigma2 = (weights * residual**2).sum(axis=1) / dof
-    se = np.sqrt(np.maximum(sigma2 * inverse[:, 2, 2], 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = beta[:, 2] / se
-    p = 2 * stats.t.sf(np.abs(t), dof)
-    p = np.where(usable & (se > 0), p, np.nan)
-    return p
-
-
-def power_curve(
-    table: pd.DataFrame,
-    *,
-    n_values: Sequence[int],
-    click_through_rates: Sequence[float],
-    effect: float,
-    n_replicates: int = 500,
-    seed: int = 0,
-    alpha: float = 0.05,
-    duo_column: str = "signed_duo",
-    prior_probabilities: Sequence[float] = DEFAULT_PRIOR_PROBABILITIES,
-    noise_sd: float = 1.0,
-    snippet_weight: float = 0.0,
-    planted: str = "signed_duo",
-) -> pd.DataFrame:
-    """Detection probability of β2 at level ``alpha`` by repeated simulation.
-
-    For each ``N`` (participants in the study, clickers and non-clickers) and click-through
-    rate, ``n_replicates`` studies are simulated (:func:`simulate_study`'s model, the effect
-    planted on ``planted``) and each is regressed on ``duo_column``,
-    on ``all`` participants and on those who ``clicked``.  A replicate whose subset is
-    too small (fewer than 4) or has no variation in the regressor counts as *not detected*.
-
-    Returns a tidy table ``n, click_through, behaviour, power, n_used, undefined,
-    n_replicates`` (``n_used``: mean participants in the fit; ``undefined``: replicates that
-    could not be fitted).
-    """
-    rng = np.random.default_rng(seed)
-    n_results = int(table.groupby("question_id").size().max())
-    rows = []
-    for rate in click_through_rates:
-        model = PositionBasedClickModel.for_click_through(rate, n_results)
-        design = _design(table, model, duo_column, planted)
-        for n in n_values:
-            _, _, prior, posterior, _, clicked, regressor = _draw(
-                design, n_replicates, int(n), effect, model, rng,
-                prior_probabilities, noise_sd, snippet_weight,
-            )  # fmt: skip
-            for behaviour, weights in (
-                ("all", np.ones_like(regressor)),
-                ("clicked", clicked * 1.0),
-            ):
-                p = _batched_p_values(prior, posterior, regressor, weights)
-                rows.append(
-                    {
-                        "n": int(n),
-                        "click_through": float(rate),
-                        "behaviour": behaviour,
-                        "power": float(np.mean(np.nan_to_num(p, nan=1.0) < alpha)),
-                        "n_used": float(weights.sum(axis=1).mean()),
-                        "undefined": int(np.isnan(p).sum()),
-                        "n_replicates": int(n_replicates),
-                    }
-                )
-    return pd.DataFrame(rows)
