@@ -516,3 +516,30 @@ def test_mean_per_system_by_other_columns_keeps_first_appearance_order():
     assert out["set"].tolist() == ["b", "a"]
     assert out["value"].tolist() == [2.5, 5.0]
     assert out["n_queries"].tolist() == [2, 2] and out["n_undefined"].tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(
+    ("membership", "message"),
+    [
+        ({"d1": True, "d2": float("nan")}, "document 'd2' has protected = nan"),
+        ({"d1": "yes", "d2": False}, "document 'd1' has protected = 'yes'"),
+        ({"d1": 2, "d2": 0}, "document 'd1' has protected = 2"),
+        (
+            pd.DataFrame({"docid": ["d1", "d2", "d1"], "protected": [1, 0, 0]}),
+            "'d1' is given twice",
+        ),
+    ],
+)
+def test_group_membership_is_booleans_or_zero_one(membership, message):
+    run = make_run({"q1": ["d1", "d2"]})
+    with pytest.raises(InputError, match=message):
+        score_runs(run, None, ["rnd"], [2], group_membership=membership)
+
+
+def test_group_membership_as_flags_by_hand():
+    # one protected document (d2) of two, ranked second: rND@2 over the cut point i = 1 only,
+    # |P_1 - P_N| = |0 - 1/2| = 1/2 -> normalised by the maximum (the same ordering) = 1
+    run = make_run({"q1": ["d1", "d2"], "q2": ["d2", "d1"]})
+    for membership in ({"d1": False, "d2": True}, {"d1": 0, "d2": 1}):
+        frame = score_runs(run, None, ["rnd"], [2], group_membership=membership)
+        assert frame["value"].tolist() == [1.0, 1.0]

@@ -376,20 +376,10 @@ class RankedInputs:
     def membership(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
         if "membership" not in self.cache:
-            membership = self.supplied[Input.GROUP_MEMBERSHIP]
-            docids = self._padded_docids()
-            valid = np.arange(self.width)[None, :] < self.list_lengths[:, None]
-            flags = np.zeros(docids.shape, dtype=bool)
-            for i, j in zip(*np.nonzero(valid), strict=True):
-                docid = docids[i, j]
-                if docid not in membership:
-                    raise InputError(
-                        f"group_membership: run {self.run.name!r} ranks document {docid!r} "
-                        f"(query {self.qids[i]!r}), which has no group membership; expected "
-                        "one for every ranked document within the cut-offs"
-                    )
-                flags[i, j] = bool(membership[docid])
-            self.cache["membership"] = flags
+            flags = self._per_pair(
+                Input.GROUP_MEMBERSHIP, self.supplied[Input.GROUP_MEMBERSHIP], "group membership"
+            )
+            self.cache["membership"] = flags == 1.0
         return self.cache["membership"], self.list_lengths
 
     def relevance(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -442,15 +432,40 @@ def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactua
             _require_columns(frame, (*keys, "score"), "polarisation")
             supplied[Input.POLARISATION] = frame.set_index(keys)["score"].astype(float)
     if group_membership is not None:
-        if isinstance(group_membership, pd.DataFrame):
-            _require_columns(group_membership, ("docid", "protected"), "group_membership")
-            group_membership = dict(
-                zip(group_membership["docid"], group_membership["protected"], strict=True)
-            )
-        supplied[Input.GROUP_MEMBERSHIP] = group_membership
+        supplied[Input.GROUP_MEMBERSHIP] = _protected_flags(group_membership)
     if counterfactual is not None:
         supplied[Input.COUNTERFACTUAL_RUN] = counterfactual
     return supplied
+
+
+def _protected_flags(membership) -> pd.Series:
+    """``group_membership`` (docid → protected, or a table ``docid, protected``) as a float
+    series by docid: 1 protected, 0 not.  Only booleans and the integers 0 and 1 are flags
+    (NaN, ``"no"``, ``2`` are refused, naming the docid); a docid given twice is refused."""
+    if isinstance(membership, pd.DataFrame):
+        _require_columns(membership, ("docid", "protected"), "group_membership")
+        docids, values = list(membership["docid"]), list(membership["protected"])
+    elif isinstance(membership, Mapping):
+        docids, values = list(membership), list(membership.values())
+    else:
+        raise TypeError(
+            "group_membership: expected a mapping docid -> protected or a table with columns "
+            f"docid, protected; found {type(membership).__name__}"
+        )
+    for docid, value in zip(docids, values, strict=True):
+        if not (
+            isinstance(value, bool | np.bool_)
+            or (isinstance(value, int | np.integer) and value in (0, 1))
+        ):
+            raise InputError(
+                f"group_membership: document {docid!r} has protected = {value!r}; expected "
+                "True/False or 1/0"
+            )
+    flags = pd.Series(np.asarray(values, dtype=np.float64), index=pd.Index(docids, dtype=object))
+    if flags.index.has_duplicates:
+        twice = flags.index[flags.index.duplicated()][0]
+        raise InputError(f"group_membership: document {twice!r} is given twice; expected once")
+    return flags
 
 
 def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
