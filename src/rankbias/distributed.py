@@ -1,33 +1,28 @@
 """``rankbias stats`` and ``rankbias score`` on a Dask cluster (``--engine dask``).
 
-Statistics
-    The collection file is cut into line-aligned byte ranges (*partitions*: a few per worker
-    thread, at most :data:`MAX_PARTITION_BYTES` each).  Every worker reads its own byte range
-    from a path it can see — a shared file system, or an ``fsspec`` URL such as
-    ``s3://bucket/collection.tsv`` — and runs the same counting kernel as the local engine on
-    it, in blocks of :data:`rankbias.text.DEFAULT_BLOCK_BYTES`.  The driver takes the results
-    in file order, so the output has the local engine's rows in the local engine's order.  A
-    compressed file (``.gz``) cannot be cut: it is one partition, read by one worker.
+The engine partitions, ships and gathers; it computes nothing itself.
 
-    Errors found by a worker come back as values: the line within its partition and the
-    message; the driver adds the line counts of the partitions before it and raises the local
-    engine's ``file:line`` message.  Docids used twice are found from a 64-bit hash of every
-    docid, as the local engine does when its stream ends, and confirmed on the text.
+Statistics
+    The collection file is cut into line-aligned byte ranges (*partitions*, a few per worker
+    thread, at most :data:`MAX_PARTITION_BYTES`).  Each worker reads its range from a path it
+    can see (a shared file system, or an ``fsspec`` URL) with the local engine's block counter,
+    and the driver takes the results in file order: the local engine's rows, order and
+    ``file:line`` errors.  A gzip file (told by its magic bytes) is one partition.  Docids used
+    twice are found from every docid's 64-bit hash and confirmed on the text.  The file's
+    identity is recorded at the start and checked by every partition and at the end: a file
+    changed while it is read is an error, never a mixed table.
 
 Scoring
-    Runs are read by the driver; the statistics come from the path above.  The work is cut by
-    query: each task scores one run on a contiguous chunk of its queries with
-    :func:`rankbias.scoring.score_runs`, and receives only the rows of the statistics it
-    needs (its documents, its background documents, and the collection's most neutral
-    documents, from which the collection-wide ideal FaiRR is computed).  The chunks are put
-    back in the local engine's row order.  Input that the local engine rejects (missing
-    documents, empty lists, a background without some query) is rejected by running the
-    local engine itself on the driver, so the message is the same.
+    The measures are planned once, what they need from the whole collection (NFaiRR's ideal) is
+    computed once by :func:`rankbias.scoring.collection_aggregates`, and each task runs
+    :func:`rankbias.scoring.score_runs` on one part — a chunk of a run's queries for per-query
+    measures, the whole run for system-level ones — with the rows and inputs that part reads.
+    Input the local engine rejects as a whole (missing documents, empty lists) is rejected by
+    the local engine itself, so the message is the same.
 
-Without a scheduler address a :class:`distributed.LocalCluster` is started (one single-threaded
-worker process per core) and closed at the end.  Progress (one step per partition or chunk)
-is shown on the driver when standard error is a terminal and ``tqdm`` is installed (not with
-``--quiet``, where the command has that option).
+Without a scheduler address a :class:`distributed.LocalCluster` of single-threaded worker
+processes is started and closed at the end.  A scheduler that does not answer, a cluster
+without workers and a failed task end the command with one message, within the timeouts.
 """
 
 from __future__ import annotations

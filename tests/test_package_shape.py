@@ -1,0 +1,118 @@
+"""The package's shape, read from its code with ``ast``: no import cycle, no module imports
+another module's private names, the layers point one way, and the package stays small."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+#: The ceiling on src/'s lines.  The goal is 12,000; the package is not there yet, and this
+#: ceiling only moves down.
+MAX_LINES = 14_900
+#: What each layer may import (besides itself, ``errors`` and the layers below those it
+#: names): the arrows of the package's layers.
+ALLOWED = {
+    "metrics": {"metrics"},
+    "scoring": {"metrics", "runs", "text"},
+    "distributed": {"scoring", "collection", "text", "runs", "lexicon"},
+    "commands": None,  # the top: anything
+    "analysis": {
+        "analysis",
+        "metrics",
+        "scoring",
+        "runs",
+        "text",
+        "lexicon",
+        "inputs",
+        "outputs",
+        "retrieval",
+    },  # fmt: skip
+}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in SRC.rglob("*.py"):
+        name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+        found[name] = path
+    return found
+
+
+def imports(name: str, path: Path, known) -> list[tuple[str, str]]:
+    """``(module imported, name imported)`` for every import in the module, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            base = node.module
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, node.module])
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                found.append((target if target in known else base, alias.name))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names]
+    return [(module, item) for module, item in found if module in known and module != name]
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {
+        name: {m for m, _ in imports(name, path, known) if not name.startswith(m + ".")}
+        for name, path in known.items()
+    }
+
+
+def test_no_import_cycle():
+    edges = graph()
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt) :] + [nxt]
+                raise AssertionError(f"import cycle: {' -> '.join(cycle)}")
+            if nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+
+
+def test_no_private_name_is_imported_across_modules():
+    known = modules()
+    private = [
+        f"{name} imports {module}.{item}"
+        for name, path in known.items()
+        for module, item in imports(name, path, known)
+        if item.startswith("_") and not item.startswith("__")
+    ]
+    assert private == []
+
+
+def test_the_layers_point_one_way():
+    def layer(module: str) -> str:
+        return module.split(".")[1] if "." in module else module
+
+    wrong = []
+    for name, targets in graph().items():
+        allowed = ALLOWED.get(layer(name))
+        if allowed is None:
+            continue
+        for target in targets:
+            if layer(target) not in allowed | {layer(name), "errors"}:
+                wrong.append(f"{name} -> {target}")
+    assert wrong == []
+
+
+def test_the_package_is_small():
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in modules().values())
+    assert lines <= MAX_LINES, f"src/ has {lines} lines; at most {MAX_LINES}"
