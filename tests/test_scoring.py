@@ -543,3 +543,22 @@ def test_group_membership_as_flags_by_hand():
     for membership in ({"d1": False, "d2": True}, {"d1": 0, "d2": 1}):
         frame = score_runs(run, None, ["rnd"], [2], group_membership=membership)
         assert frame["value"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("cutoffs", "error", "message"),
+    [
+        ([2.7], TypeError, "cutoffs: parameter cutoff: expected an integer ≥ 1"),
+        ([0], ValueError, "cutoffs: parameter cutoff: value 0 is out of range"),
+        ([2**31], ValueError, "value 2147483648 is out of range"),
+        ([], ValueError, "cutoffs: expected at least one integer ≥ 1, found none"),
+        ("5", TypeError, "cutoffs: expected a sequence of integers ≥ 1, found '5'"),
+        ([True], TypeError, "expected an integer ≥ 1 and ≤ 2147483647, found bool True"),
+    ],
+)
+def test_cutoffs_are_checked_on_entry(cutoffs, error, message):
+    with pytest.raises(error, match=message):
+        score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), ["rab_tc"], cutoffs)
+    assert score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), ["rab_tc"], [np.int64(2)])[
+        "cutoff"
+    ].tolist() == [2]

@@ -186,7 +186,7 @@ def test_a_list_splits_only_at_top_level_commas():
         ("rnd(step=1e1)", r"parameter step: cannot read '1e1'"),
         ("texfair@ten", r"bad cut-off 'ten'"),
         ("texfair@", r"bad cut-off ''"),
-        ("nfairr(tau=abc)", r"parameter tau: cannot read 'abc'; expected a float ≥ 0"),
+        ("nfairr(tau=abc)", r"parameter tau: cannot read 'abc'; expected a number ≥ 0"),
         ("nfairr(tau=-1)", r"parameter tau: value -1.0 is out of range"),
         ("nfairr(strict=maybe)", r"expected true or false"),
         ("rbo(p=1)", r"parameter p: value 1.0 is out of range"),

@@ -195,12 +195,18 @@ class Parameter:
     def describe_type(self) -> str:
         if self.allowed is not None:
             return "one of " + ", ".join(map(str, self.allowed))
-        text = {"floats": "numbers like (0.5,0.5)", "bool": "true or false"}.get(
-            self.type, f"a {self.type}"
-        )
+        text = {
+            "floats": "numbers like (0.5,0.5)",
+            "bool": "true or false",
+            "int": "an integer",
+            "float": "a number",
+            "str": "text",
+        }[self.type]
         if self.minimum is not None:
             text += f" {'>' if self.exclusive_minimum else '≥'} {self.minimum:g}"
-        if self.maximum is not None:
+        if self.maximum is not None and self.type == "int":
+            text += f" and ≤ {int(self.maximum) - 1}"
+        elif self.maximum is not None:
             text += f" and < {self.maximum:g}"
         return text
 
