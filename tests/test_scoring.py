@@ -562,3 +562,35 @@ def test_cutoffs_are_checked_on_entry(cutoffs, error, message):
     assert score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), ["rab_tc"], [np.int64(2)])[
         "cutoff"
     ].tolist() == [2]
+
+
+def test_a_background_document_missing_from_the_collection_is_neutral_under_neutral():
+    """missing='neutral' (the released code): a background document without text has no group
+    terms, so ω = 1 and it is the ideal's best document."""
+    run = make_run({"q1": ["d3", "d1"]})  # ω 1, 0 -> FaiRR@2 = 1
+    background = make_run({"q1": ["d1", "d2", "gone"]}, "bg")  # ω 0, 0 and the missing one
+    metrics = ["nfairr(background=run)", "ifairr(background=run)"]
+    frame = score_runs(run, stats_of(TEXTS), metrics, [2], background, missing="neutral")
+    # IFaiRR@2 over the background's best two: ω(gone) = 1, then 0 -> 1; NFaiRR = 1 / 1
+    assert value(frame, "ifairr(background=run)", 2) == pytest.approx(1.0)
+    assert value(frame, "nfairr(background=run)", 2) == pytest.approx(1.0)
+    assert frame.attrs["missing_documents"]["bg (background)"] == 1
+    with pytest.raises(InputError, match="background run 'bg' names 1 document"):
+        score_runs(run, stats_of(TEXTS), metrics, [2], background)
+
+
+def test_rank_fairness_of_a_short_list_beside_a_long_one():
+    """rND/rKL at a cut-off beyond one list's length read that list whole, whatever the other
+    lists of the batch are (a padded matrix must not leak padding into a short list)."""
+    membership = {"a": True, "b": False, "c": False, "d": True, "e": False, "f": False}
+    run = make_run({"q1": ["b", "a"], "q2": ["c", "d", "e", "f"]})
+    frame = score_runs(run, None, ["rnd", "rkl"], [2, 4], group_membership=membership)
+    alone = score_runs(make_run({"q1": ["b", "a"]}), None, ["rnd", "rkl"], [2],
+                       group_membership=membership)  # fmt: skip
+    for metric in ("rnd", "rkl"):
+        # q1 has two documents: at k = 4 it is q1 at k = 2, and the same as scored alone
+        assert value(frame, metric, 4) == value(frame, metric, 2) == value(alone, metric, 2)
+    # by hand, rND of q1 = [not, protected]: cut point i = 1, |0 - 1/2| / log2(2) = 1/2, the
+    # largest any ordering of one protected in two reaches -> 1 (normalised by the maximum);
+    # read with two padding positions as [not, protected, not, not] it would be 0.449/0.949
+    assert value(frame, "rnd", 2) == pytest.approx(1.0)

@@ -138,3 +138,22 @@ def test_runs_are_read_while_the_collection_is_counted_and_their_errors_come_fir
         assert status == 2
         assert where in err, err
         assert not (files / "o.csv").exists()
+
+
+def test_the_shorthand_options_become_the_measures_parameters(files, capsys):
+    """--tau, --strict and --distance set the parameter of every measure that declares it,
+    and a value other than the default is in the label."""
+    (files / "c4.tsv").write_text("d1\tthe man\nd2\tno terms here\n")
+    (files / "r4.run").write_text("q1 Q0 d1 1 2 x\n")
+    args = score_args(files, "c4.tsv", "r4.run", "--metrics", "fairr,awrf", "--cutoffs", "1")
+    # one male term: neutral under τ = 1 (ω = 1); under τ = 0, or τ = 1 strictly, ω = 0
+    assert scored_value(files, capsys, args, "fairr") == 1.0
+    assert scored_value(files, capsys, [*args, "--tau", "0"], "fairr(tau=0)") == 0.0
+    assert scored_value(files, capsys, [*args, "--strict"], "fairr(strict=true)") == 0.0
+    # AWRF of one all-male document against (1/2, 1/2): L1 = 1, L2 = sqrt(1/2)
+    assert scored_value(files, capsys, args, "awrf") == pytest.approx(1.0)
+    distance = scored_value(files, capsys, [*args, "--distance", "l2"], "awrf(distance=l2)")
+    assert distance == pytest.approx(0.5**0.5)
+    # a parameter the measure sets itself wins over the shorthand
+    args = score_args(files, "c4.tsv", "r4.run", "--metrics", "fairr(tau=2)", "--cutoffs", "1")
+    assert scored_value(files, capsys, [*args, "--tau", "0"], "fairr(tau=2)") == 1.0
