@@ -164,3 +164,29 @@ def test_bad_input_is_an_error(testbed):
         paired_tests(bias, measures=["nfairr@5"])
     with pytest.raises(InputError, match="several rows for query"):
         paired_tests(pd.concat([bias, bias.head(1)]), measures=["nfairr@10"])
+
+
+def test_the_bonferroni_factor_is_the_number_of_systems_compared():
+    """Moderate p-values, where the factor decides: three systems against a baseline, the
+    correction multiplies each p by 3 (not 2, not 4), capped at 1, and significance follows
+    the corrected value."""
+    from scipy import stats as scipy_stats
+
+    from rankbias.analysis.agreement import paired_tests
+
+    base = np.array([0.30, 0.50, 0.20, 0.60, 0.40, 0.55, 0.35, 0.45])
+    shifts = {"a": [0.05, 0.02, 0.06, -0.02, 0.04, 0.02, 0.00, 0.04],  # p = 0.027
+              "b": [0.02, -0.03, 0.04, 0.01, -0.02, 0.03, 0.00, -0.01],
+              "c": [0.10, 0.12, 0.08, 0.11, 0.09, 0.10, 0.13, 0.07]}  # fmt: skip
+    rows = [("bm25", f"q{i}", v) for i, v in enumerate(base)]
+    for run, shift in shifts.items():
+        rows += [(run, f"q{i}", v + s) for i, (v, s) in enumerate(zip(base, shift, strict=True))]
+    table = pd.DataFrame(rows, columns=["run", "qid", "value"]).assign(metric="nDCG", cutoff=10)
+    out = paired_tests(table, ["nDCG@10"], baseline="bm25").set_index("run")
+    for run, shift in shifts.items():
+        p = scipy_stats.ttest_rel(base + np.array(shift), base).pvalue  # by scipy, not the code
+        assert out.loc[run, "p"] == pytest.approx(p)
+        assert out.loc[run, "p_bonferroni"] == pytest.approx(min(1.0, 3 * p))
+        assert out.loc[run, "significant"] == (3 * p < 0.05)
+    # the example has a p between 0.05/3 and 0.05: significant alone, not after correction
+    assert any(0.05 / 3 < out.loc[r, "p"] < 0.05 for r in shifts)
