@@ -267,3 +267,17 @@ def test_trailing_white_space_of_ascii_and_unicode_blocks(tmp_path, tokenizer):
         lengths, counts, _ = loop_stats([t.rstrip() for t in texts], LEX, tokenizer)
         assert stats.lengths.tolist() == lengths.tolist()
         assert stats.group_counts.tolist() == counts.tolist()
+
+
+@pytest.mark.parametrize("tokenizer", ["default", "whitespace"])
+def test_a_token_that_starts_with_a_term_is_not_the_term(tmp_path, tokenizer):
+    """'shes', 'sheer' and 'hermit' begin with a term and are longer than every term of the
+    list: none of them is counted, by the Python counter or by the compiled scanner."""
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m"})
+    texts = ["shes sheer hermit she", "hermits he heh"]
+    stats = document_stats(texts, lexicon, docids=["a", "b"], tokenizer=tokenizer)
+    assert stats.group_counts.tolist() == [[1, 0], [0, 1]]  # columns f, m: 'she', then 'he'
+    path = tmp_path / "c.tsv"
+    path.write_text("".join(f"{d}\t{t}\n" for d, t in zip("ab", texts, strict=True)))
+    scanned = read_collection_stats(path, lexicon, tokenizer, workers=1)
+    assert scanned.group_counts.tolist() == [[1, 0], [0, 1]]
