@@ -564,3 +564,18 @@ def test_a_file_name_that_is_not_utf8_gives_a_writable_run_name(tmp_path):
     assert run.name == "sys\\xff tem"  # by hand: the byte escaped, the space and stem kept
     run.name.encode("utf-8")  # writable to a UTF-8 table
     assert run.docids.tolist() == ["a", "b", "c", "a"]
+
+
+@pytest.mark.parametrize("line_two", ["q1\tQ0\tdA\t2\t2.0\tt", "q1 Q0 dA +2 2.0 t"])
+def test_file_order_through_the_exact_reader(tmp_path, line_two):
+    """A file the fast reader passes to the exact one (tabs and spaces mixed, a signed rank)
+    keeps the file's order with order='file' and the score order otherwise."""
+    from rankbias.runs import _read_run_fast
+
+    path = tmp_path / "mixed.run"
+    path.write_text(f"q1 Q0 dB 1 1.0 t\n{line_two}\nq2 Q0 dC 1 5.0 t\n")
+    assert _read_run_fast(path.read_bytes(), "mixed", "file") is None  # the exact path it is
+    in_file = read_run(path, order="file")
+    by_score = read_run(path)
+    assert list(in_file.docids) == ["dB", "dA", "dC"]
+    assert list(by_score.docids) == ["dA", "dB", "dC"]
