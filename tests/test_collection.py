@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from rankbias.collection import (
     BlockError,
-    collection_stats,
     count_block,
+    document_text,
     ir_datasets_corpus,
     iter_collection_stats,
     read_collection_stats,
@@ -362,7 +362,9 @@ def test_offline_ir_datasets_id_is_an_input_error(monkeypatch):
     fake.load = lambda dataset_id: _FailingCorpus()
     monkeypatch.setitem(sys.modules, "ir_datasets", fake)
     with pytest.raises(InputError) as info:
-        collection_stats("msmarco-passage", LEX, workers=1)
+        corpus = ir_datasets_corpus("msmarco-passage")
+        pairs = ((doc.doc_id, document_text(doc)) for doc in corpus.docs_iter())
+        stats_from_pairs(pairs, LEX, "msmarco-passage", workers=1)
     message = str(info.value)
     assert "ir_datasets id 'msmarco-passage'" in message
     assert "could not be read or downloaded (ConnectionError" in message

@@ -1,19 +1,11 @@
 """Per-document annotation files: polarisation scores (Duo) and protected-group membership
 (rND, rKL).
 
-Both are small delimited tables with a header line that names the columns, comma- or
-tab-separated (the header decides: a tab in it means TSV):
-
-- polarisation scores: ``docid,score`` — one score per document, whatever the query — or
-  ``qid,docid,score`` — one per query and document; a score is a finite decimal number;
-- group membership: ``docid,protected`` with ``protected`` ``1`` (in the protected group) or
-  ``0``.
-
-The files are opened as every input of the package is (:mod:`rankbias.inputs`: paths or
-streams, gzip by content, UTF-8, any line end, a byte-order mark dropped).  Every refusal is an
-:class:`~rankbias.errors.InputError` naming the file and the line: a missing or unknown
-column, a line with another number of fields, an empty id, a value that is not a number (or
-not 0/1), an id given twice (both lines named), no data line.
+Comma- or tab-separated tables (a tab in the header means TSV) with a header naming the
+columns, opened by :mod:`rankbias.inputs`: polarisation scores ``docid,score`` (any query) or
+``qid,docid,score``, a finite decimal; group membership ``docid,protected``, ``1`` or ``0``.
+Refused, naming file and line: another header, another number of fields, an empty id, a bad
+value, an id given twice, no data line.
 """
 
 from __future__ import annotations

@@ -1,40 +1,21 @@
 """Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats`` and the library.
 
-Format (strict; anything else is an :class:`~rankbias.errors.InputError` naming the file and
-the line, and saying what was found and what was expected):
+Format (anything else is an :class:`~rankbias.errors.InputError` naming file and line): UTF-8,
+one document per line, lines ending at ``\\n``, ``\\r\\n`` or a lone ``\\r``, a leading
+byte-order mark skipped; exactly one tab; a unique, non-empty docid without white space or
+byte-order mark (a run file could not name it); a text, right-stripped, not empty.
 
-- UTF-8 text, one document per line; a line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r``
-  (Python's universal newlines, so a file with old-Mac ``\\r`` line ends is read line by line,
-  never as one document); a UTF-8 byte-order mark at the very start of the file is skipped;
-- exactly one tab per line: ``docid<TAB>text``; a second tab is refused (it would otherwise
-  decide silently which part is the text);
-- the docid is not empty and holds no white space (a TREC run file cannot name such a
-  document) and no byte-order mark; docids are unique;
-- the text is everything after the tab with trailing white space removed, and it is not
-  empty; an empty line is refused.
+Sources: a regular file (line-aligned byte ranges, in parallel), gzip by content, or any stream
+(pipe, ``<(zcat c.tsv.gz)``) read sequentially; ``(docid, text)`` iterators such as
+``ir_datasets`` corpora follow the same rules (:func:`stats_from_pairs`).
 
-Sources, all read through :func:`iter_collection_stats`: a regular file (read in line-aligned
-byte ranges, in parallel), a gzip file (recognised by its magic bytes, not by its suffix; a
-file named ``.gz`` whose content is not gzip is refused, as by every other reader), and any
-stream — a pipe, a FIFO, ``/dev/stdin``, a process substitution ``<(zcat c.tsv.gz)`` — read
-sequentially (gzip or not); emptiness is judged by reading, never by the file size.
-``ir_datasets`` corpora and other ``(docid, text)`` iterators go through the same line rules
-(:func:`stats_from_pairs`).
-
-Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel`
-(one pass per byte: tokenise, lower-case, hash, look up, count) on ``workers`` threads — the
-kernel releases the GIL, so threads share one copy of everything and need no start-up or
-pickling.  Lines with a byte ≥ 0x80 (Unicode letters, lower-casing that changes length,
-Unicode white space) are counted by the exact NumPy/``str`` path of :mod:`rankbias.text`, so the
-numbers equal the reference tokenisers on every input.  Memory: a few blocks in flight, plus
-16 bytes per document for the duplicate-docid check at the end.  There are no worker
-processes, so nothing outlives a command that is killed (even with ``kill -9``).
-
-Public API for other engines (e.g. the Dask engine, which reads its own byte ranges):
-:func:`count_block` counts one block of whole lines into a :class:`Block` (a bad line is a
-:class:`BlockError` carrying its line number within the block and its byte offset), and
-:meth:`Block.stats` turns a block into a :class:`~rankbias.text.DocStats`.  Docids repeated
-across blocks are the caller's to find (:attr:`Block.hashes`).
+Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel` on
+``workers`` threads (it releases the GIL; no worker processes to outlive a killed command);
+lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.  Memory: a few blocks,
+plus 16 bytes per document for the duplicate-docid check.  Other engines use
+:func:`count_block` (a bad line is a :class:`BlockError` with its line in the block and byte
+offset) and :meth:`Block.stats`, and find docids repeated across blocks from
+:attr:`Block.hashes`.
 """
 
 from __future__ import annotations
@@ -66,7 +47,6 @@ __all__ = [
     "iter_collection_stats",
     "read_collection_stats",
     "stats_from_pairs",
-    "collection_stats",
     "document_text",
     "ir_datasets_corpus",
 ]
@@ -435,11 +415,19 @@ def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> 
 
         return _ordered(run, _range_cuts(fd, source.start, size, block_bytes), workers)
 
-    def run_bytes(task):
+    return _ordered(
+        _block_counter(matcher, per_term), _sequential_blocks(source, block_bytes), workers
+    )
+
+
+def _block_counter(matcher: TermMatcher, per_term: bool):
+    """:func:`count_block` of a ``(bytes, offset, where)`` task."""
+
+    def run(task):
         data, offset, where = task
         return count_block(data, offset, matcher, per_term, where)
 
-    return _ordered(run_bytes, _sequential_blocks(source, block_bytes), workers)
+    return run
 
 
 def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
@@ -541,13 +529,9 @@ def iter_collection_stats(
     workers: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
 ) -> Iterator[DocStats]:
-    """Stream the statistics of a collection file, one :class:`DocStats` per block.
-
-    See the module docstring for the format and the sources accepted.  Blocks of about
-    ``block_bytes`` are scanned by ``workers`` threads (default: all cores), at most two
-    blocks per thread in flight, so memory does not grow with the collection.  Errors name
-    the file and line; a repeated docid is found when the stream ends.
-    """
+    """Stream the statistics of a collection file (module docstring), one :class:`DocStats` per
+    block of about ``block_bytes``, on ``workers`` threads (default: all cores); a repeated
+    docid is found when the stream ends."""
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
     matcher, blocks = iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes)
@@ -602,24 +586,18 @@ def stats_from_pairs(
     workers: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
 ) -> DocStats:
-    """Statistics of ``(docid, text)`` pairs from any iterator (e.g. an ``ir_datasets`` corpus).
-
-    Tabs and line breaks inside a text become spaces; the docid rules of collection files
-    apply.  "line" in error messages is the 1-based position of the document in the iterator,
-    and ``label`` names the source.
-    """
+    """Statistics of ``(docid, text)`` pairs from any iterator (e.g. an ``ir_datasets`` corpus):
+    tabs and line breaks in a text become spaces, docid rules as for files; messages name
+    ``label`` and the document's 1-based position as its line."""
     from rankbias import kernel
 
     matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
 
-    def run(task):
-        data, offset, where = task
-        return count_block(data, offset, matcher, per_term, where)
-
+    tasks = _pair_blocks(pairs, label, block_bytes)
     blocks = list(
-        _located_blocks(_ordered(run, _pair_blocks(pairs, label, block_bytes), workers), label)
+        _located_blocks(_ordered(_block_counter(matcher, per_term), tasks, workers), label)
     )
     if not blocks:
         raise InputError(f"{label}: the collection is empty")
@@ -630,28 +608,6 @@ def stats_from_pairs(
         lambda lines: [stats.docids[i] for i in lines],
     )
     return stats
-
-
-def collection_stats(
-    source: str | Path,
-    lexicon: Lexicon,
-    tokenizer: str = "default",
-    per_term: bool = False,
-    workers: int | None = None,
-) -> DocStats:
-    """Statistics of a collection given as a file path or an ``ir_datasets`` id.
-
-    A path that exists is read as ``docid<TAB>text`` (see the module docstring).  Otherwise
-    ``source`` is taken as an ``ir_datasets`` id (e.g. ``msmarco-passage``), imported lazily;
-    if ``ir_datasets`` is not installed, the id is unknown or its data cannot be obtained
-    (e.g. offline), the error says so.
-    """
-    path = Path(source)
-    if path.exists():
-        return read_collection_stats(path, lexicon, tokenizer, per_term, workers)
-    corpus = ir_datasets_corpus(str(source))
-    pairs = ((doc.doc_id, document_text(doc)) for doc in corpus.docs_iter())
-    return stats_from_pairs(pairs, lexicon, str(source), tokenizer, per_term, workers)
 
 
 def document_text(doc) -> str:

@@ -1,76 +1,34 @@
 r"""Counterfactual data substitution (CDS), the collection the counterfactual runs of CRBO use.
 
-abolghasemi2024texfair §5(iii): a ranker is run twice, on the
-original collection and on a *counterfactual* collection in which the gender of every gendered
-word is reversed ("he" → "she", "son" → "daughter") and given names are swapped for names of the
-other gender (Maudslay et al. 2019).  The queries are gender-neutral and are not changed.  Then
+abolghasemi2024texfair §5(iii): a ranker is run on the original collection and on a
+*counterfactual* one in which every gendered word is reversed ("he" → "she") and given names are
+swapped for names of the other gender (Maudslay et al. 2019); the queries are not changed.  Then
 
 .. math::  \mathrm{CRBO}(\text{system}) = \frac{1}{|Q|} \sum_{q \in Q}
            \mathrm{RBO}\big(L_q, L'_q; p\big)
 
-where ``L_q`` is the system's ranked list for ``q`` on the original collection, ``L'_q`` on the
-counterfactual one, and RBO is :func:`rankbias.metrics.rbo.rbo` — the *extrapolated* variant
-(Webber et al. 2010, Eq. 32) with persistence ``p = 0.9`` by default.  A system that ignores
-gender gets 1.  The measures ``rbo`` (per query) and ``crbo`` (per system) of
-:func:`rankbias.scoring.score_runs` compute it from a run and its counterfactual run
-(``counterfactual=``); this module builds the counterfactual collection (chapter 08 reruns
-the testbed's systems on it).
+with :func:`rankbias.metrics.rbo.rbo` (extrapolated, Webber et al. 2010, Eq. 32, ``p = 0.9``);
+the measures ``rbo``/``crbo`` of :func:`rankbias.scoring.score_runs` compute it.  This module
+builds the counterfactual collection.
 
-Substitution
-------------
-A :class:`Substitution` is a one-to-one map between female and male terms built from pair
-files (``female,male`` per line): by default the project's gendered terms
-(``resources/gendered_terms.csv``) and given names (``resources/name_pairs.csv``, card
-``resources/NAMES.md``), each pair used in both directions.  A *token* is what the default
-tokeniser sees (the book's Conventions page, "Tokens and term counts"): a maximal run of
-Unicode letters and digits (``[^\W_]+``), compared lower-cased.  Only whole tokens are
-swapped; every other character of
-the text (spaces, punctuation, hyphens, apostrophes, line breaks) is kept exactly, and the
-swapped word takes the casing pattern of the original token:
+Substitution: a one-to-one female ↔ male map of terms from ``female,male`` pair files (default:
+``resources/gendered_terms.csv`` and ``resources/name_pairs.csv``, card ``resources/NAMES.md``).
+Only whole tokens of the default tokeniser (Conventions page, "Tokens and term counts":
+``[^\W_]+``, compared lower-cased) are swapped; every other character is kept.  The swapped word
+takes the token's casing (lower, Title, UPPER of two letters or more); any other casing is
+*irregular*: Title-cased if the token starts with a capital, else lower, and counted.
 
-- ``lower`` → lower (``she`` → ``he``), ``Title`` → Title (``Mary`` → ``James``),
-  ``UPPER`` (two letters or more) → UPPER (``MRS`` → ``MR``);
-- any other pattern (``hE``, ``McMary``-like) is *irregular*: the replacement is Title-cased if the
-  token starts with a capital and lower-cased otherwise, and the report counts these tokens.
+The rule for ``her`` and ``his`` (the pairs ``her,him`` and ``hers,his`` are right for ``him``
+and ``hers`` only): ``her`` → ``his`` and ``his`` → ``her`` when followed, after white space only,
+by a token that can start a noun phrase — one not in :data:`FUNCTION_WORDS`, or one directly
+followed by a hyphen and a token ("her well-being"); otherwise (punctuation, end of text, a
+function word) ``her`` → ``him`` and ``his`` → ``hers``.  Words frequent after both readings
+(``back``, ``will``, ``one``, numerals) are left out of the list: in encyclopaedic text the
+possessive is the more frequent reading.  The rule reads the original text.  Known misses
+(tested): "made her cry" → "made his cry", "her very own" → "him very own";
+:func:`substitute_collection` reports how often each branch was taken.
 
-The rule for ``her`` (and ``his``)
-----------------------------------
-``her`` is both the object pronoun (counterpart ``him``: "she saw her" → "he saw him") and the
-possessive determiner (counterpart ``his``: "her book" → "his book"); ``his`` is both the
-determiner (counterpart ``her``) and the independent possessive (counterpart ``hers``: "the
-book is his" → "the book is hers").  The pairs file lists ``her,him`` and ``hers,his``, which is
-right for ``him`` (always → ``her``) and ``hers`` (always → ``his``).  For ``her`` and ``his`` this
-module decides from the **next token**, without a part-of-speech tagger:
-
-    ``her`` → ``his`` and ``his`` → ``her`` when the word is followed, after white space only,
-    by a token that can start a noun phrase — any token that is not in the closed list
-    :data:`FUNCTION_WORDS` (articles and other determiners, pronouns, prepositions and
-    particles, conjunctions, auxiliaries and a few verbs that follow an object pronoun,
-    adverbs of time, place and degree), or any token directly followed by a hyphen and
-    another token (a compound modifier: "her well-being", "his all-time best");
-
-    otherwise — followed by punctuation, by the end of the text, or by a function word —
-    ``her`` → ``him`` and ``his`` → ``hers``.
-
-Words frequent after both readings (``back``, ``home``, ``past``, ``will``, ``only``, ``every``,
-``one``, numerals) are deliberately left out of the list, so they count as noun-phrase starts
-("her back", "his will", "her two sons"): in encyclopaedic and news text the possessive is the
-more frequent reading.
-
-So "her own book" → "his own book", "her 1943 novel" → "his 1943 novel", "told her that" →
-"told him that", "gave her the prize" → "gave him the prize", "with her." → "with him.";
-"his work" → "her work", "the choice was his." → "the choice was hers.", "a friend of his
-and" → "a friend of hers and".  The rule reads the original text, so every decision in a
-passage is independent of the other swaps.  Known misses (documented and tested): an object
-``her`` followed by an open-class word ("made her cry" → "made his cry", "gave her flowers" →
-"gave his flowers"), and a determiner followed by a listed word ("her very own" →
-"him very own").  The rule is kept simple on purpose: it is stated here, tested on sentences,
-and :func:`substitute_collection` reports how often each branch was taken so a reader can
-judge its weight.
-
-Round trip: for texts whose gendered tokens are other than ``her``, ``his``, ``him``, ``hers``,
-substituting twice restores the text exactly (every other swap is an involution and casing is
-restored); the four pronouns need not round-trip (``him`` → ``her`` → ``his`` before a noun).
+Substituting twice restores a text exactly unless it holds ``her``, ``his``, ``him`` or ``hers``.
 """
 
 from __future__ import annotations
@@ -181,20 +139,9 @@ def _trie_regex(terms: Iterable[str]) -> str:
 
 @dataclass(frozen=True, eq=False)
 class Substitution:
-    """A one-to-one female ↔ male map of tokens, with the contextual rule for ``her``/``his``.
-
-    Attributes
-    ----------
-    mapping:
-        Read-only ``term -> counterpart`` (lower case), both directions of every pair.
-    contextual:
-        ``term -> (counterpart before a noun phrase, counterpart otherwise)``; overrides
-        ``mapping`` for those terms (default :data:`PRONOUN_RULE`, see the module docstring).
-    function_words:
-        The closed list that decides the contextual rule.
-    source:
-        Where the pairs came from, for messages and reports.
-    """
+    """A one-to-one female ↔ male map of tokens (``mapping``, lower case, both directions),
+    with ``contextual`` overrides ``term -> (before a noun phrase, otherwise)`` decided by
+    ``function_words`` (module docstring); ``source`` names the pairs in messages."""
 
     mapping: Mapping[str, str]
     contextual: Mapping[str, tuple[str, str]] = field(default_factory=dict)
@@ -249,11 +196,8 @@ class Substitution:
         function_words: Iterable[str] = FUNCTION_WORDS,
         source: str = "<pairs>",
     ) -> Substitution:
-        """From ``(female, male)`` pairs; every term must occur in one pair only.
-
-        ``contextual=None`` applies :data:`PRONOUN_RULE` to those of its terms present in the
-        pairs (``{}`` turns the rule off: ``her`` then follows its pair like any term).
-        """
+        """From ``(female, male)`` pairs, each term in one pair only; ``contextual=None``
+        applies :data:`PRONOUN_RULE` to its terms present (``{}`` turns the rule off)."""
         mapping: dict[str, str] = {}
         for number, (female, male) in enumerate(pairs, start=1):
             for term in (female, male):
@@ -273,10 +217,8 @@ class Substitution:
 
     @classmethod
     def from_files(cls, *paths: str | Path, **kw) -> Substitution:
-        """From ``female,male`` pair files (see :func:`rankbias.lexicon.read_pairs`).
-
-        A term listed in two files is an error naming both files.
-        """
+        """From ``female,male`` pair files (:func:`rankbias.lexicon.read_pairs`); a term in
+        two files is an error naming both."""
         pairs: list[tuple[str, str]] = []
         where: dict[str, Path] = {}
         for path in map(Path, paths):
@@ -373,11 +315,8 @@ class _Swapper:
 
 
 def substitute(text: str, substitution: Substitution | None = None) -> tuple[str, int]:
-    """``text`` with every gendered token swapped, and the number of swaps.
-
-    See the module docstring for tokens, casing and the rule for ``her``/``his``; all other
-    characters are kept exactly.  ``substitution`` defaults to :func:`default_substitution`.
-    """
+    """``text`` with every gendered token swapped (module docstring), and the number of swaps;
+    ``substitution`` defaults to :func:`default_substitution`."""
     if not isinstance(text, str):
         raise TypeError(f"expected a str text, found {type(text).__name__}")
     substitution = substitution or default_substitution()
@@ -387,20 +326,9 @@ def substitute(text: str, substitution: Substitution | None = None) -> tuple[str
 
 @dataclass(frozen=True)
 class SubstitutionReport:
-    """What :func:`substitute_collection` changed.
-
-    Attributes
-    ----------
-    n_passages, n_changed, n_swaps:
-        Passages read, passages with at least one swap, swaps in all.
-    swaps:
-        Table ``source, target, count`` (lower case), most frequent first; ``her`` appears
-        with both targets, so the table shows how often each branch of the rule was taken.
-    swaps_per_passage:
-        ``int64`` swaps of each passage, aligned with the input rows.
-    irregular_case:
-        Swapped tokens whose casing was neither lower, Title nor UPPER.
-    """
+    """What :func:`substitute_collection` changed: passages read, changed and swaps in all;
+    ``swaps`` (``source, target, count``, most frequent first: each branch of the ``her`` rule
+    is a row), the swaps of each passage in input order, and the irregular-case swaps."""
 
     n_passages: int
     n_changed: int
@@ -417,12 +345,8 @@ class SubstitutionReport:
 def substitute_collection(
     collection: pd.DataFrame, substitution: Substitution | None = None
 ) -> tuple[pd.DataFrame, SubstitutionReport]:
-    """The counterfactual collection and a report of what was swapped.
-
-    ``collection`` has columns ``docid`` and ``text`` (others are kept unchanged); the result
-    has the same rows in the same order with ``text`` substituted.  A text that is not a
-    string (e.g. a missing value) is an error naming the docid.
-    """
+    """The counterfactual collection (``docid, text`` and other columns, same rows, ``text``
+    substituted) and a report; a text that is not a string is an error naming the docid."""
     missing = {"docid", "text"} - set(collection.columns)
     if missing:
         raise InputError(

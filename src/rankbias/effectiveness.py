@@ -24,11 +24,8 @@ _NAME = re.compile(r"^[^@()]+(?:\([^()]*\))?$")
 
 
 def split_measure(name: str) -> tuple[str, int | None]:
-    """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``.
-
-    The cut-off is read by :func:`rankbias.metrics.measures.split_cutoff`, the package's one
-    reader of ``@k``; a label without a name, or with unbalanced parentheses, is refused here.
-    """
+    """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``; a label without a
+    name or with unbalanced parentheses is refused."""
     metric, cutoff = split_cutoff(name)
     if not _NAME.match(metric):
         raise ValueError(f"cannot read measure name {name!r}; expected e.g. 'nDCG@10'")
@@ -40,23 +37,10 @@ def effectiveness(
     qrels: pd.DataFrame,
     measures=DEFAULT_MEASURES,
 ) -> pd.DataFrame:
-    """Per-query effectiveness of one or more runs on the judged queries.
-
-    Parameters
-    ----------
-    runs:
-        A :class:`Run`, a list of them, or a mapping name -> run.
-    qrels:
-        Table ``qid, docid, relevance``.
-    measures:
-        Measure names in ``ir_measures`` syntax.
-
-    Returns
-    -------
-    Tidy table ``run, qid, metric, cutoff, value`` over the queries that have judgements;
-    ``attrs["unretrieved"]`` maps each run to the number of judged queries it retrieved
-    nothing for (scored 0).
-    """
+    """Per-query effectiveness (``measures`` in ``ir_measures`` syntax) of a :class:`Run`, a
+    list or a mapping name -> run, on the queries judged in ``qrels`` (``qid, docid,
+    relevance``), as a tidy table; ``attrs["unretrieved"]`` counts per run the judged queries
+    it retrieved nothing for (scored 0)."""
     import ir_measures
 
     if isinstance(runs, Run):

@@ -1,28 +1,15 @@
 """Opening input files: the one place where the package turns a path or a stream into bytes.
 
-Every reader of the package (run files, qrels, word lists, query sets, study responses) opens
-its input here, so the same rules hold everywhere:
+Every reader opens its input here, so the same rules hold everywhere:
 
-- **Paths and streams.**  A path (``str`` or ``os.PathLike``) or an open file object (binary,
-  or text with a ``buffer``, or text) is accepted.  Pipes, FIFOs, ``/dev/stdin`` and process
-  substitution (``<(zcat run.gz)``) work like regular files: the input is read once,
-  sequentially, and its emptiness is judged by what is read, never by the file's size.
-- **Compression by content.**  Gzip is recognised by its magic bytes ``1f 8b``, not by the
-  name: a gzip file without the ``.gz`` suffix is decompressed, a file named ``.gz`` that is not
-  gzip is refused, and a truncated or corrupt gzip stream is refused with the file's name.
-- **Text.**  Input is UTF-8.  A byte-order mark at the very start is dropped.  Line ends
-  ``\\n``, ``\\r\\n`` and a lone ``\\r`` are all line ends, so the three conventions give the
-  same lines and the same line numbers.  Bytes that are not UTF-8 are refused with the file,
-  the line, the column and the byte.
-- **Errors.**  A missing file, a directory, a file that cannot be read (permissions) or a
-  stream that fails while being read raises :class:`~rankbias.errors.InputError` naming the
-  file and what was expected (``what``: "run file", "word list", …).
-
-The API is :func:`open_lines` (``(line_number, text)`` for each line, for readers that parse
-line by line), :func:`read_bytes` (the whole decompressed content, for vectorised fast paths)
-and :func:`open_binary` (a decompressed binary stream).  :func:`iter_lines` splits bytes that
-are already in memory with the same rules, so a fast path that finds a problem can name the
-line without reading the input again.
+- **Paths and streams.**  A path or an open file object (binary or text); pipes, FIFOs and
+  ``<(zcat run.gz)`` are read once, sequentially, emptiness judged by what is read.
+- **Compression by content.**  Gzip by its magic bytes, whatever the name; a ``.gz`` name on
+  other content, or a truncated or corrupt gzip stream, is refused.
+- **Text.**  UTF-8, a leading byte-order mark dropped; ``\\n``, ``\\r\\n`` and a lone ``\\r``
+  all end lines; a non-UTF-8 byte is refused naming line, column and byte.
+- **Errors.**  A missing, unreadable or failing input is an
+  :class:`~rankbias.errors.InputError` naming it and what was expected (``what``).
 """
 
 from __future__ import annotations
@@ -196,11 +183,8 @@ def _check_suffix(name: str, head: bytes, what: str) -> None:
 
 @contextlib.contextmanager
 def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
-    """A binary stream of the decompressed content of ``source`` (see the module docstring).
-
-    ``what`` names the expected input in messages ("run file", "word list", …).  A stream passed
-    in is read but not closed; a path opened here is closed on exit.
-    """
+    """A binary stream of the decompressed content of ``source`` (a stream passed in is not
+    closed); ``what`` names the expected input in messages ("run file", …)."""
     name = source_name(source)
     if _is_path(source):
         raw = _open_raw(name, what)
@@ -258,12 +242,8 @@ _INNER_BOM = (
 
 
 def decode_line(raw: bytes, name: str, number: int) -> str:
-    """``raw`` decoded as UTF-8, or an :class:`InputError` naming the line, column and byte.
-
-    A line that starts with a byte-order mark is refused too: the file's own mark has already
-    been dropped, so this one comes from a second file joined to the first, and it would
-    otherwise become an invisible part of the line's first field (a qid, a docid, a term).
-    """
+    """``raw`` decoded as UTF-8, or an :class:`InputError` naming the line, column and byte; a
+    line starting with a byte-order mark (a second file joined on) is refused too."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -280,10 +260,8 @@ def decode_line(raw: bytes, name: str, number: int) -> str:
 
 
 def refuse_inner_bom(data: bytes, name: str) -> None:
-    """Refuse a byte-order mark anywhere in ``data`` (whose leading mark is already dropped).
-
-    For the readers of identifiers (runs, qrels, responses), where a mark inside a field would
-    make an id that looks like another but never matches it.  The message names the line."""
+    """Refuse, naming the line, a byte-order mark anywhere in ``data`` (its leading mark already
+    dropped): inside an identifier it would never match."""
     position = data.find(BOM)
     if position < 0:
         return
@@ -332,12 +310,8 @@ def iter_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
 
 
 def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
-    """``(line_number, text)`` for each line of ``source``, numbered from 1, line ends removed.
-
-    Reads sequentially in blocks (memory does not grow with the file).  ``\\n``, ``\\r\\n`` and
-    ``\\r`` end lines; a final line without a line end is a line; a file ending in a line end
-    has no extra empty line after it.  A leading byte-order mark is dropped.
-    """
+    """``(line_number, text)`` for each line of ``source`` (from 1, line ends removed; no empty
+    line after a final line end), read in blocks."""
     name = source_name(source)
     with open_binary(source, what) as stream:
         yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)

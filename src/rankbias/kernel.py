@@ -1,17 +1,11 @@
 """The compiled scanner behind the collection reader: tokenise, lower-case and count, one pass.
 
 :func:`_scan_block` (compiled: :func:`scanner`) walks a block of ``docid<TAB>text`` lines
-without holding the GIL (threads run it in parallel) and, for every line, finds the docid and
-the text, counts the tokens and looks each token up in an open-addressing hash table of the
-terms. The default tokeniser reads the text 64 bytes at a time: a bit mask of its letters and
-digits, whose changes (found with count-trailing-zeros) are the token boundaries, and a token is
-hashed and compared as 8-byte words; that avoids most of the branch mispredictions of a byte-by-
-byte loop (1.4 times the speed on the benchmark's text). It handles exactly what it can handle
-exactly — lines made of ASCII bytes — and marks the others (any byte ≥ 0x80) for the exact
-NumPy/``str`` path of :mod:`rankbias.text` (Unicode letters, lower-casing that changes length,
-Unicode white space are decided there).
-
-On ASCII text both tokenisers of :mod:`rankbias.text` reduce to byte rules:
+without holding the GIL and, per line, finds docid and text, counts the tokens and looks each
+up in an open-addressing hash table of the terms, 64 bytes at a time (bit masks and
+count-trailing-zeros, tokens compared as 8-byte words).  Lines with a byte ≥ 0x80 are only
+flagged, for the exact path of :mod:`rankbias.text`.  On ASCII text the tokenisers are byte
+rules:
 
 ``default`` (``[^\\W_]+`` on lower-cased text)
     tokens are the maximal runs of ``[A-Za-z0-9]``, lower-cased byte by byte;
@@ -20,21 +14,14 @@ On ASCII text both tokenisers of :mod:`rankbias.text` reduce to byte rules:
     before the last non-white-space byte (``str.rstrip`` strips ``\\t \\n \\v \\f \\r
     \\x1c-\\x1f`` and the space).
 
-Line rules (the reader's error messages are produced by the per-line reference check in
-:mod:`rankbias.collection`; the scanner only stops at the first line that breaks a rule): a line
-ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (Python's universal newlines); it holds exactly one
-tab; the docid (before the tab) is non-empty and has no white space; the text (after the tab)
-is not empty once trailing white space is removed.
+The scanner stops at the first line that breaks the rules of :mod:`rankbias.collection`, whose
+per-line check writes the message.
 
-Compilation (:func:`scanner`, once per process): numba's ``pycc`` compiles the scanner ahead of
-time into a small extension module kept in :func:`cache_dir` (``$RANKBIAS_CACHE_DIR``, else
-``~/.cache/rankbias``), compiled for this machine's processor and keyed by this file, the Python
-and NumPy versions and the processor (:func:`_processor`). The first run builds it (about 20 s,
-once; it needs a C compiler and the Python headers); later processes import it in about a
-millisecond, without importing numba. Where it cannot be built, the scanner is compiled just in
-time (``numba.njit(nogil=True, cache=True)``: about a second of CPU per process to import numba
-and load its cache); ``RANKBIAS_KERNEL=jit`` forces that path. Both give the same numbers
-(tested).
+Compilation (:func:`scanner`, once per process): numba's ``pycc`` builds an extension module in
+:func:`cache_dir`, keyed by this file, the Python and NumPy versions and the processor (about
+20 s once, with a C compiler and the Python headers; later imported in a millisecond without
+numba).  Otherwise, or with ``RANKBIAS_KERNEL=jit``, ``numba.njit(nogil=True, cache=True)``
+(about a second per process).  Both give the same numbers (tested).
 """
 
 from __future__ import annotations
@@ -437,15 +424,7 @@ def _hash_strings(data, offsets):
     return out
 
 
-# ---- compilation -----------------------------------------------------------------------------
-# Two ways to run _scan_block, tried in this order:
-# 1. ahead of time: numba's pycc compiles it once into a small extension module in a cache
-#    directory (needs a C compiler and the Python headers at that moment); later processes
-#    import that module in a millisecond, without importing numba at all.  Its wrapper releases
-#    the GIL, so threads scan in parallel.
-# 2. just in time: numba.njit(nogil=True, cache=True) (numba's own on-disk cache), when the
-#    ahead-of-time build is not possible.  Importing numba and loading its cache costs about a
-#    second of CPU per process.
+# ---- compilation (module docstring) ----------------------------------------------------------
 _HELPERS = ("_record", "_tail_word", "_key_table", "_lower_word")
 _INTRINSICS = ("_load8", "_cttz")
 _SCANNER = None
@@ -506,10 +485,9 @@ def _jit_helpers() -> None:
 
 def cache_dir() -> Path | None:
     """Where the ahead-of-time module is kept: ``$RANKBIAS_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/rankbias`` (default ``~/.cache/rankbias``), else a private per-user
-    directory in the temporary directory; ``None`` if none is usable (the scanner is then
-    compiled just in time).  Compiled code is only ever loaded from a directory that belongs to
-    the user and that nobody else can write to."""
+    ``$XDG_CACHE_HOME/rankbias`` (``~/.cache/rankbias``), else ``rankbias-<uid>`` in the
+    temporary directory, the first owned by the user and writable by nobody else; else ``None``
+    (just in time)."""
     explicit = os.environ.get("RANKBIAS_CACHE_DIR")
     if explicit:
         candidates = [Path(explicit)]
@@ -532,10 +510,8 @@ def cache_dir() -> Path | None:
 
 
 def _processor() -> str:
-    """This machine's processor: model and instruction-set flags (the first processor of
-    ``/proc/cpuinfo`` on Linux), else what :mod:`platform` says.  A module compiled for one
-    processor is not loaded on another (a cache directory shared between machines, as a home
-    directory on a cluster is)."""
+    """This machine's processor (model and flags from ``/proc/cpuinfo``, else :mod:`platform`),
+    so a module compiled for one is not loaded on another sharing the cache."""
     import platform
 
     try:

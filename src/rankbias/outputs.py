@@ -1,25 +1,15 @@
 """Every file ``rankbias`` writes goes through this module.
 
-Guarantees
-----------
-- **Never half-written.**  :func:`atomic_path` (and everything built on it: :func:`atomic_open`,
-  :func:`write_text`, :func:`write_table`, :class:`TableWriter`) writes into a fresh temporary
-  file *beside* the target, named ``.<name>.<pid>.<random>.tmp``, flushes it to disk
-  (``fsync``) and renames it over the target with :func:`os.replace`.  A reader sees the
-  previous complete file or the new complete file, never a mixture or a truncated one; two
-  writers of the same target never share a temporary file, so the result is exactly one of
-  their two outputs.
-- **Nothing left behind.**  On any error (a bad input line, a full disk, ``Ctrl-C``) the
-  temporary file is removed and the previous output is untouched.  :func:`handle_signals`
-  (installed by the command line) turns ``SIGTERM`` and ``SIGHUP`` into an exception, so the
-  same clean-up runs.  A process killed with ``SIGKILL`` cannot clean up: its temporary file
-  (whose name carries the dead process id) is removed by the next write of the same target.
-- **Checked before the work.**  :func:`check_output` refuses, before anything is computed, an
-  output whose suffix is not a known format, whose parent is a file or not writable, that is a
-  directory or a device, or that resolves (symbolic links, hard links) to one of the inputs.
+- **Never half-written.**  :func:`atomic_path` (under every writer here) writes a fresh
+  temporary file ``.<name>.<pid>.<random>.tmp`` beside the target, flushes it and renames
+  it over the target: a reader sees the previous or the new complete file.
+- **Nothing left behind.**  On any error the temporary file is removed and the previous output
+  kept; :func:`handle_signals` turns ``SIGTERM``/``SIGHUP`` into an exception so this runs; a
+  killed writer's file is removed by the next write of the same target.
+- **Checked before the work.**  :func:`check_output`.
 
-Table formats follow the suffix: ``.csv``, ``.tsv``, ``.parquet``, and ``.csv.gz``/``.tsv.gz``
-(written with a zero time stamp, so equal tables give equal bytes).
+Table formats follow the suffix: ``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``/``.tsv.gz``
+(zero gzip time stamp: equal tables give equal bytes).
 """
 
 from __future__ import annotations
@@ -146,11 +136,10 @@ def check_output(
 ) -> Path:
     """Validate an output file before any work; return it as a :class:`Path`.
 
-    Refused with an :class:`InputError` naming ``option``: a suffix that is not one of
-    :data:`TABLE_SUFFIXES` (when ``table``); an existing directory or anything that is not a
-    regular file; a parent that is a file or not writable; a path that is, or resolves to, one
-    of ``inputs`` (entries that are not existing paths, such as ``default`` or an
-    ``ir_datasets`` id, are skipped).
+    Refused with an :class:`InputError` naming ``option``: a suffix not in
+    :data:`TABLE_SUFFIXES` (when ``table``), a name too long, a path in the package's resources,
+    one that is or resolves to an existing path of ``inputs``, a directory or other non-regular
+    file, a parent that is a file or not writable.
     """
     out = Path(path)
     text = os.fspath(path)
@@ -219,12 +208,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
-    """Remove temporary files of ``target`` left by processes that no longer exist.
-
-    Only files named like this module's temporary files for ``target`` whose process id is not
-    running are removed, so a concurrent writer's file is never touched.  Returns the removed
-    paths.
-    """
+    """Remove (and return) the temporary files of ``target`` whose process no longer runs."""
     target = Path(target)
     pattern = re.compile(_TEMP_PATTERN.format(name=re.escape(target.name)))
     removed = []
@@ -272,12 +256,8 @@ def _resolve_target(target: str | os.PathLike[str]) -> Path:
 
 @contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a fresh temporary path beside ``target``; on success rename it over ``target``.
-
-    Write the temporary file in any way (a path-taking library is fine).  When the block
-    ends normally the file is flushed to disk and renamed into place; when it raises, the file
-    is removed and ``target`` is left as it was.
-    """
+    """Yield a fresh temporary path beside ``target``, to write in any way; when the block ends
+    it is flushed and renamed over ``target`` (a symbolic link's file), or on error removed."""
     target = _resolve_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target)
@@ -315,10 +295,8 @@ def atomic_open(
     encoding: str | None = "utf-8",
     newline: str | None = "",
 ):
-    """Open a temporary file beside ``target`` for writing; rename it into place at the end.
-
-    ``mode`` is ``"w"`` (text, UTF-8, line ends written as given) or ``"wb"``.
-    """
+    """:func:`atomic_path` opened for writing: ``mode`` ``"w"`` (text, line ends as given) or
+    ``"wb"``."""
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
     with atomic_path(target) as temporary:
@@ -339,17 +317,8 @@ def write_text(target: str | os.PathLike[str], text: str, encoding: str = "utf-8
 
 # ---- tables ----------------------------------------------------------------------------------
 class TableWriter:
-    """Write a table block by block into ``target`` (format from the suffix), atomically.
-
-    ::
-
-        with TableWriter("out.parquet") as writer:
-            for block in blocks:          # pandas DataFrames or pyarrow Tables
-                writer.write(block)
-
-    Text tables get their header once; the file appears under ``target`` only when the block
-    ends without an exception.  ``rows`` counts the rows written.
-    """
+    """A context manager writing a table block by block (pandas or pyarrow) into ``target``
+    (format from the suffix), atomically; ``rows`` counts the rows written."""
 
     def __init__(self, target: str | os.PathLike[str], option: str = "--out") -> None:
         self.target = Path(target)
@@ -450,12 +419,8 @@ def _remove_live_temps() -> None:
 
 @contextmanager
 def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
-    """While the block runs, ``SIGTERM``/``SIGHUP`` remove this process's temporary files and
-    raise :class:`Terminated`; previous handlers are restored afterwards.
-
-    A child process forked meanwhile (a worker) that receives the signal dies of it as it
-    would by default.  Outside the main thread nothing is installed.
-    """
+    """While the block runs (in the main thread), ``SIGTERM``/``SIGHUP`` remove this process's
+    temporary files and raise :class:`Terminated` (a forked child dies of the signal)."""
     owner = os.getpid()
 
     def on_signal(signum, frame):
@@ -514,12 +479,8 @@ def _after_fork_in_child() -> None:
 
 @contextmanager
 def workers_die_with_parent():
-    """While the block runs, every process forked by this one (the workers of a process pool
-    started with ``fork``) is killed by the kernel when this process ends, also after
-    ``kill -9`` of it, which no clean-up code can handle (Linux ``PR_SET_PDEATHSIG``).
-
-    Elsewhere the block changes nothing.  Outside the block forks are not affected.
-    """
+    """While the block runs, processes forked by this one are killed by the kernel when it ends,
+    even by ``kill -9`` (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing changes)."""
     if not _DIE_WITH_PARENT["registered"] and hasattr(os, "register_at_fork"):
         _DIE_WITH_PARENT["prctl"] = _load_prctl()
         os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,16 +1,10 @@
 """The book's figure style and the few figure helpers the chapters share.
 
-Figures are drawn at the width they are shown at: the book's content column is
-``CONTENT_WIDTH_PX`` CSS pixels wide (a 1280 px window), a figure of ``FIGURE_WIDTH`` inches
-at ``figure.dpi = 100`` fills it one to one, and the PNG is rendered at twice that resolution
-for high-density screens.  With the font sizes of :func:`use_book_style`, the smallest text in
-a figure (tick labels, legend entries, heatmap cell numbers) is at least ``MIN_TEXT_PX`` pixels
-high on the page, the size of the body text of the book's theme.
-
-A chapter calls :func:`use_book_style` once, after its imports, and draws every figure at
-``FIGURE_WIDTH`` (:func:`figure_size`, :func:`facet_height`).  :func:`smallest_text_px` measures
-a finished figure as the reader will see it, so that a chapter can assert its figures are
-legible.
+Figures are drawn at the width they are shown at (``FIGURE_WIDTH`` inches at ``CSS_DPI`` fill
+the content column one to one; PNGs at twice that resolution), so that with the font sizes of
+:func:`use_book_style` the smallest text is at least ``MIN_TEXT_PX`` high on the page, which
+:func:`smallest_text_px` measures.  A chapter calls :func:`use_book_style` once, after its
+imports.
 """
 
 from __future__ import annotations
@@ -54,15 +48,9 @@ FONT_SIZES_PT = {
 
 
 def use_book_style() -> None:
-    """Set the book's seaborn theme and matplotlib parameters for the rest of the session.
-
-    Whitegrid theme, font sizes :data:`FONT_SIZES_PT`, figures ``FIGURE_WIDTH`` inches wide,
-    ``figure.dpi`` of ``CSS_DPI`` and PNGs at twice that, constrained layout (so that the axes
-    fill the width; seaborn's grids switch to a tight layout, which is as good, and the notice
-    matplotlib gives about the switch is silenced).  Inside IPython (a notebook), figures are
-    displayed as high-resolution PNGs that carry their width in CSS pixels, so that the
-    book shows them at the size they were drawn for.
-    """
+    """Set the book's theme for the session: whitegrid, :data:`FONT_SIZES_PT`, figures
+    ``FIGURE_WIDTH`` wide, constrained layout (seaborn's switch to tight layout not reported);
+    in IPython, figures shown by :func:`figure_png`."""
     sns.set_theme(style="whitegrid", context="notebook")
     mpl.rcParams.update(FONT_SIZES_PT)
     mpl.rcParams.update(
@@ -82,11 +70,8 @@ def use_book_style() -> None:
 
 
 def figure_png(fig: Figure) -> tuple[bytes, dict[str, int]]:
-    """The figure as a PNG at twice ``CSS_DPI``, with its width in CSS pixels as metadata.
-
-    Only the width is given, so that a narrower column scales the image down with its
-    aspect ratio kept.
-    """
+    """The figure as a PNG at twice ``CSS_DPI``, with (only) its width in CSS pixels as
+    metadata, so a narrower column scales it down."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=2 * CSS_DPI, bbox_inches="tight")
     data = buffer.getvalue()
@@ -103,8 +88,7 @@ def _register_png_formatter() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    # Loading the inline backend (on the first figure) resets the figure formatters, so load it
-    # now, before registering ours.
+    # loading the inline backend resets the formatters: load it before registering ours
     import matplotlib.pyplot as plt
 
     plt.close(plt.figure())
@@ -122,11 +106,8 @@ def figure_size(height_ratio: float = 0.55) -> tuple[float, float]:
 
 
 def facet_height(columns: int, aspect: float = 1.0, margin: float = 0.9) -> float:
-    """Height in inches of one facet so that ``columns`` facets of ``aspect`` fill the column.
-
-    ``margin`` inches are left for the y-axis label and tick labels of the first column (and a
-    legend is expected below the grid, not beside it).  For seaborn's ``height=`` argument.
-    """
+    """Seaborn's ``height=`` for ``columns`` facets of ``aspect`` to fill the column, leaving
+    ``margin`` inches for the y-axis labels (a legend goes below the grid)."""
     if columns < 1:
         raise ValueError(f"columns must be at least 1, got {columns}")
     if aspect <= 0:
@@ -138,12 +119,8 @@ def facet_height(columns: int, aspect: float = 1.0, margin: float = 0.9) -> floa
 
 
 def legend_outside(obj, columns: int | None = None, title: str | None = None) -> None:
-    """Move the legend of an Axes or a seaborn grid outside the data.
-
-    An Axes gets its legend above the plot area (clear of the x-axis label), a seaborn grid
-    below the whole grid.  ``columns`` is the number of legend columns (by default all entries
-    on one row); ``title`` replaces the legend's title (``""`` removes it).
-    """
+    """Move the legend of an Axes above it, or of a seaborn grid below it; ``columns`` legend
+    columns (default: one row), ``title`` replaces the title (``""`` removes it)."""
     is_axes = isinstance(obj, mpl.axes.Axes)
     legend = obj.get_legend() if is_axes else getattr(obj, "legend", None)
     if legend is None:
@@ -162,10 +139,7 @@ def legend_outside(obj, columns: int | None = None, title: str | None = None) ->
 
 
 def include_in_ylim(ax, low, high, pad: float = 0.04) -> None:
-    """Widen the y-limits of ``ax`` so that every value in ``low`` … ``high`` is inside.
-
-    For error bars drawn outside the data that set the limits (or limits set by a facet grid).
-    """
+    """Widen the y-limits of ``ax`` to hold ``low`` … ``high`` (e.g. error bars)."""
     lo = min(float(min(low)), ax.get_ylim()[0])
     hi = max(float(max(high)), ax.get_ylim()[1])
     span = hi - lo
@@ -173,12 +147,8 @@ def include_in_ylim(ax, low, high, pad: float = 0.04) -> None:
 
 
 def smallest_text_px(fig: Figure, column_px: float = CONTENT_WIDTH_PX) -> float:
-    """Height in CSS pixels of the smallest visible text of ``fig`` as the book shows it.
-
-    The figure is shown at its tight bounding box's width in ``CSS_DPI`` pixels, scaled down to
-    ``column_px`` when wider; a text of ``s`` points is ``s / 72 * CSS_DPI`` pixels before
-    that scaling.  Empty and invisible texts are ignored.
-    """
+    """Height in CSS pixels of the smallest visible text of ``fig`` as the book shows it
+    (``s`` points are ``s / 72 * CSS_DPI`` pixels, scaled down to ``column_px`` if wider)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     bbox = fig.get_tightbbox(renderer)  # in inches

@@ -1,20 +1,10 @@
-"""TREC run and qrels files, validated, as arrays.
+"""TREC run files (``qid Q0 docid rank score tag``) and qrels (``qid iteration docid
+relevance``), validated, as arrays.
 
-A *run* maps each query to a ranked list of documents.  On disk it is the TREC format, one
-line per retrieved document::
-
-    qid Q0 docid rank score tag
-
-whitespace separated. The order of a ranked list is **score descending, ties broken by docid
-ascending** (the book's Conventions page, section "Ranked lists and cut-offs"); the rank column and
-the order of lines in the file are read and validated but never trusted for ordering.
-
-In memory a run is a :class:`Run`: the queries in ascending order and, in CSR style, one flat
-array of document ids and one of scores, with ``offsets`` marking where each query's list
-starts.  Cutting every list at ``k`` or turning the run into a tidy table is then a handful of
-array operations, never a loop over documents.
-
-Qrels use the TREC format ``qid iteration docid relevance``.
+A ranked list is ordered **score descending, ties by docid ascending** (the book's Conventions
+page, "Ranked lists and cut-offs"); the rank column and the line order are validated, never
+trusted for ordering.  A :class:`Run` holds its lists in CSR style, so cutting and tidying are
+array operations.
 """
 
 from __future__ import annotations
@@ -35,23 +25,9 @@ __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """A ranked list per query.
-
-    Attributes
-    ----------
-    name:
-        The run's name (by default the file's stem), used as the ``run`` column of tidy tables.
-    qids:
-        Query ids, ascending (string order), shape ``(n_queries,)``.
-    offsets:
-        ``int64`` array of shape ``(n_queries + 1,)``; the list of query ``i`` occupies rows
-        ``offsets[i]:offsets[i + 1]`` of ``docids`` and ``scores``.
-    docids:
-        Document ids (object array of ``str``), each query's list ordered by score descending
-        and docid ascending.
-    scores:
-        ``float64`` retrieval scores aligned with ``docids``.
-    """
+    """A ranked list per query: ``qids`` ascending (string order); the list of query ``i`` is
+    rows ``offsets[i]:offsets[i + 1]`` of ``docids`` and ``scores`` (``float64``).  ``name``
+    (default: the file's stem) is the ``run`` column of tidy tables."""
 
     name: str
     qids: np.ndarray
@@ -69,14 +45,10 @@ class Run:
     # ---- construction ------------------------------------------------------------------
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, name: str, order: str = "score") -> Run:
-        """Build a run from a table with columns ``qid``, ``docid``, ``score``.
+        """A run from a table ``qid, docid, score``; a docid repeated within a query is an error.
 
-        ``order="score"`` (the default; the book's Conventions page, section "Ranked lists and
-        cut-offs"): each query's list is sorted by score
-        descending, then docid ascending, whatever the row order.  ``order="given"`` keeps the
-        rows' own order within each query — what the released research scripts do with a run
-        file's line order; use it only to reproduce them, and say so.  A docid repeated within
-        a query is an error.
+        ``order="score"`` sorts each list by the convention; ``order="given"`` keeps the rows'
+        order within each query, as the released research scripts do (only to reproduce them).
         """
         if order not in ("score", "given"):
             raise ValueError(f"order must be 'score' or 'given', found {order!r}")
@@ -95,7 +67,6 @@ class Run:
         if len(qid) == 0:
             empty = np.zeros(0, dtype=object)
             return cls(name, empty, np.zeros(1, dtype=np.int64), empty, np.zeros(0))
-        # Sort keys as integer codes of the sorted unique ids: string order, integer speed.
         q_code, q_uniq = pd.factorize(qid, sort=True)
         d_code, _ = pd.factorize(docid, sort=True)
         if order == "score":
@@ -199,35 +170,22 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _run_name(where: str) -> str:
-    """The file's stem; bytes of a file name that are not UTF-8 (which Python keeps as
-    surrogates, unwritable to a UTF-8 table) are written as ``\\xff`` escapes."""
+    """The file's stem, non-UTF-8 bytes written as ``\\xff`` escapes."""
     base = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
     base = base.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return base.rsplit(".", 1)[0] if "." in base.lstrip(".") else base
 
 
 def read_run(source: Source, name: str | None = None, order: str = "score") -> Run:
-    """Read a TREC run file (a path or a stream, optionally gzipped) into a :class:`Run`.
+    """Read a TREC run file (a path or a stream, opened by :mod:`rankbias.inputs`).
 
-    ``order="score"`` (default) orders each query's list by score descending, ties by docid
-    ascending; ``order="file"`` keeps the file's line order within each query, as the released
-    NFaiRR and ARaB scripts do (the public neural runs have thousands of tied scores, so the two
-    orders give different values at a cutoff).
-
-    The input is opened by :mod:`rankbias.inputs` (gzip by content, UTF-8, a byte-order mark
-    dropped, ``\\n``, ``\\r\\n`` and ``\\r`` line ends, pipes and FIFOs read once).  Each line
-    must have exactly six fields ``qid Q0 docid rank score tag`` separated by spaces or tabs.
-    The rank is an integer written as TREC tools write it — ASCII digits with an optional sign
-    (``1_000``, ``1.5``, ``1e3`` are refused) — and not negative; the score is a decimal number
-    (``12.5``, ``-3``, ``1.2e-3``; ``1_000``, ``0x10``, ``nan`` and ``inf`` are refused, and so
-    is a number too large for a 64-bit float).  Within a query each rank and each document may
-    appear only once.  A blank line is an error too: a run file has none, and one usually means
-    a damaged file.  Every refusal is an :class:`~rankbias.errors.InputError` naming the file and
-    line, what was found and what was expected.
-
-    The rank column is validated but never used for ordering.  Well-formed files are parsed by
-    Arrow's CSV reader and validated with vectorised checks; when those find anything unusual
-    the bytes already read are parsed again line by line, which names the first offending line.
+    ``order="file"`` keeps the file's line order within each query, as the released NFaiRR and
+    ARaB scripts do (tied scores then order differently).  Refused, as an
+    :class:`~rankbias.errors.InputError` naming file and line: not six fields separated by
+    spaces or tabs (a blank line included), a rank that is not ASCII digits with an optional
+    sign or is negative, a score that is not a finite decimal number (``1_000``, ``0x10``,
+    ``nan``), a rank or document repeated within a query, an empty file.  Arrow parses
+    well-formed files; anything unusual is re-read line by line to name the bad line.
     """
     if order not in ("score", "file"):
         raise ValueError(f"order must be 'score' or 'file', found {order!r}")
@@ -247,10 +205,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
 
 
 def _separator(data: bytes) -> bytes | None:
-    """The one field separator of ``data`` (space or tab), or ``None`` if both are in use.
-
-    Runs of separators and separators at the ends of a line give empty fields or a wrong field
-    count, which the fast path refuses; the line reader then decides."""
+    """The one field separator of ``data`` (space or tab), or ``None`` if both are in use."""
     has_tab = b"\t" in data
     if has_tab and b" " in data:
         return None
@@ -430,9 +385,8 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
 
 
 def arrow_docids(run: Run):
-    """The run's docids as an Arrow string array: the one the file was read into when
-    :func:`read_run` read it (kept with the very ``docids`` array it made, so a run built
-    from another one never inherits it), else converted from ``run.docids``."""
+    """The run's docids as an Arrow string array: the one :func:`read_run` read (only while
+    ``run.docids`` is the array it made), else converted."""
     import pyarrow as pa
 
     kept = run.__dict__.get("_arrow")
@@ -526,12 +480,8 @@ def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
 
 
 def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
-    """Write a run in TREC format, ranks 1..n in the run's order, scores to 6 decimals.
-
-    Scores are written with enough precision (``%.6f``) that re-reading gives the same order
-    except where two scores differ by less than 5e-7; the writer refuses that case rather
-    than let the order change silently.
-    """
+    """Write a run in TREC format, ranks 1..n in the run's order, scores to 6 decimals
+    (a ValueError where rounding would change the order)."""
     path = Path(path)
     tag = tag or run.name
     frame = run.to_frame()
@@ -567,14 +517,11 @@ def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
 
 # ---- qrels -------------------------------------------------------------------------------
 def read_qrels(source: Source) -> pd.DataFrame:
-    """Read TREC qrels ``qid iteration docid relevance`` (a path or a stream) into a table.
+    """Read TREC qrels (opened as for :func:`read_run`) into ``qid, docid, relevance``
+    (``int64``; negative grades kept) in file order.
 
-    Returns columns ``qid, docid, relevance`` (relevance an ``int64``) in file order.  The input
-    is opened as for :func:`read_run`; every line has exactly four fields separated by spaces
-    or tabs, the relevance is an integer with an optional sign (negative grades such as ``-2``
-    for spam are kept; ``1.0``, ``1_0`` are refused), and a (qid, docid) pair judged twice is
-    refused.  A blank line or an empty file is an error.  Errors are
-    :class:`~rankbias.errors.InputError` naming the file and line.
+    Refused as for :func:`read_run`: not four fields, a relevance that is not an integer
+    (``1.0``, ``1_0``), a pair judged twice, a blank line, an empty file.
     """
     where = source_name(source)
     data = read_bytes(source, "qrels file")

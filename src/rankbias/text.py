@@ -1,33 +1,16 @@
-"""Tokenisers and per-document group statistics.
+"""Tokenisers and per-document group statistics (the book's "Conventions" page).
 
-Tokenisers (the book's "Conventions" page)
-------------------------------------------
-``default``
-    Lower-case, then tokens are the maximal runs of Unicode letters and digits — the regular
-    expression ``[^\\W_]+`` (``\\w`` without the underscore), i.e. runs of characters ``c`` with
-    ``c.isalnum()``.
-``whitespace``
-    Lower-case, then ``text.split(" ")`` on single spaces, exactly as the reference code
-    (CPJKU ``calculate_collection_docneutrality.py``) does; empty strings between consecutive
-    spaces are tokens and count in the length ``|d|``, punctuation stays attached.
+Tokenisers: ``default`` lower-cases, then takes the maximal runs of Unicode letters and digits
+(``[^\\W_]+``); ``whitespace`` lower-cases, then ``split(" ")`` exactly as the reference code
+(CPJKU ``calculate_collection_docneutrality.py``): empty strings between spaces are tokens and
+count in ``|d|``, punctuation stays attached.
 
-Statistics
-----------
-For every document: its length ``|d|`` (number of tokens), the group magnitudes
-``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the per-term counts ``tf(t, d)`` as a sparse
-document × term matrix (:class:`DocStats`).  :func:`document_stats` computes them for a list of
-in-memory texts at once, through a :class:`TermMatcher` (the lexicon prepared for matching).
-Collection files and ``ir_datasets`` corpora are read by :mod:`rankbias.collection`, which
-builds on this module (a compiled byte scanner, :mod:`rankbias.kernel`, with
-:meth:`TermMatcher.count` as the exact path for non-ASCII lines); this module does not know it.
-
-How the vectorised counting works (no Python loop over tokens): the lower-cased texts are
-joined by single spaces and viewed as a NumPy array of code units (bytes for ASCII text, UTF-32
-code points otherwise).  A vectorised test marks token characters; token boundaries are where
-that mask changes.  Each token's first eight bytes (one unaligned 64-bit load) and its length
-index a small bit table that lets through only tokens that may be terms; those are read as a
-few 64-bit words, hashed, looked up among the terms' hashes and then compared word by word, so
-the match is exact.  Lengths are counts of token starts (or of spaces) per document span.
+Statistics (:class:`DocStats`): per document its length ``|d|``, the group magnitudes
+``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the sparse ``tf(t, d)``.
+:func:`document_stats` counts in-memory texts with a :class:`TermMatcher`, vectorised: the
+joined texts as an array of code units, token boundaries where a character mask changes, tokens
+prefiltered by a bit table, hashed and compared exactly.  Files are read by
+:mod:`rankbias.collection`, which uses :meth:`TermMatcher.count` for non-ASCII lines.
 """
 
 from __future__ import annotations
@@ -83,29 +66,10 @@ LOOKUP_SLICE = 2_000_000  # docids per thread of DocStats.rows, at least
 
 @dataclass(frozen=True, eq=False)
 class DocStats:
-    """Per-document statistics of a collection.
-
-    Attributes
-    ----------
-    docids:
-        Document ids (object array of ``str``), in collection order; row ``i`` of every other
-        array belongs to ``docids[i]``.
-    lengths:
-        ``int64`` number of tokens ``|d|``.
-    group_counts:
-        ``int64`` array ``(n_docs, n_groups)``: ``M_g(d)``, columns in the order of ``groups``.
-    groups:
-        Group labels.
-    terms:
-        The lexicon's terms, in the column order of ``term_counts``.
-    term_group:
-        For each term, the index of its group in ``groups``.
-    term_counts:
-        ``scipy.sparse.csr_matrix`` ``(n_docs, n_terms)`` of ``tf(t, d)``, or ``None`` when not
-        computed.
-    tokenizer:
-        The tokeniser used.
-    """
+    """Per-document statistics of a collection; row ``i`` is ``docids[i]``: ``lengths``
+    ``|d|``, ``group_counts`` ``M_g(d)`` (columns as ``groups``) and ``term_counts`` (sparse
+    ``tf(t, d)``, columns as ``terms``, whose groups are ``term_group``; ``None`` if not
+    computed)."""
 
     docids: np.ndarray
     lengths: np.ndarray
@@ -127,15 +91,8 @@ class DocStats:
         return pa.array(np.asarray(self.docids, dtype=object), type=pa.string())
 
     def rows(self, docids: Iterable[str]) -> np.ndarray:
-        """Row of each docid (``int64``), ``-1`` where the collection lacks it.
-
-        Arrow hash lookups (``pyarrow.compute.index_in``, about 4x pandas' object hash
-        table on two million run lines); ``docids`` may be an Arrow array already.  Beyond
-        :data:`LOOKUP_SLICE` docids, consecutive slices of that many are looked up on parallel
-        threads (Arrow releases the interpreter lock), each building its own hash table of the
-        collection: on 8 million run lines and 1.2 million documents, two threads take 1.7 s
-        where one takes 2.9 s.
-        """
+        """Row of each docid (``int64``; ``docids`` may be an Arrow array), ``-1`` where the
+        collection lacks it; slices of :data:`LOOKUP_SLICE` docids are looked up on threads."""
         import os
         from concurrent.futures import ThreadPoolExecutor
 
@@ -177,19 +134,9 @@ class DocStats:
         found = self.rows(pa.chunked_array(chunks, type=pa.string()))
         return np.split(found, np.cumsum([len(c) for c in chunks])[:-1])
 
-    def row_of(self, docid: str) -> int:
-        """Row of one docid; a KeyError names it if the collection lacks it."""
-        row = int(self.rows([docid])[0])
-        if row < 0:
-            raise KeyError(f"document {docid!r} is not in the collection")
-        return row
-
     def log_tf_sums(self) -> np.ndarray:
-        """``(n_docs, n_groups)``: ``Σ_{t∈V_g, tf>0} ln tf(t, d)`` (needs ``term_counts``).
-
-        The TF magnitude as printed in Klasnja et al. (2022), Eq. 2; terms absent from ``d`` are
-        left out of the sum (``ln 0`` is undefined).
-        """
+        """``(n_docs, n_groups)``: ``Σ_{t∈V_g, tf>0} ln tf(t, d)``, the TF magnitude of
+        Klasnja et al. (2022), Eq. 2 (needs ``term_counts``)."""
         import scipy.sparse as sp
 
         if self.term_counts is None:
@@ -255,11 +202,8 @@ class TermMatcher:
 
     @cached_property
     def _arrays(self):
-        """The prefilters and hash tables (built on first use: the compiled scanner of
-        :mod:`rankbias.collection` needs them only for non-ASCII lines)."""
-        # Cheap prefilter: a bit table indexed by a hash of (length, first, second, last
-        # character); every term sets its bit, so the filter never rejects a term, and few
-        # other tokens pass it.
+        """The prefilters and hash tables, built on first use."""
+        # a bit table of hashes of (length, first, second, last character): no term rejected
         prefilter = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
         for term in self.terms:
             codes = np.array([ord(c) for c in term], dtype=np.uint32)
@@ -300,22 +244,15 @@ class TermMatcher:
         order = ok[np.argsort(hashes[ok])]
         return n_words, hashes[order], order, words[order], byte_lengths[order]
 
-    def match(self, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, padded=None):
-        """Indices of the tokens that are terms, and which term each is.
-
-        ``padded``, if given, is ``codes``' bytes followed by at least ``PAD_BYTES`` zero bytes
-        (saves a copy); otherwise one is made.
-        """
+    def match(self, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+        """Indices of the tokens that are terms, and which term each is."""
         lengths = np.minimum(ends - starts, self.max_len + 1)
         width = codes.itemsize
         prefilter, ascii_prefilter, tables = self._arrays
         n_words, sorted_hashes, term_ids, term_words, term_bytes = tables[width]
         raw = codes.view(np.uint8)
-        if padded is not None and len(padded) >= len(raw) + 8 * n_words + 8:
-            buffer = padded
-        else:
-            buffer = np.zeros(len(raw) + 8 * n_words + 8, dtype=np.uint8)
-            buffer[: len(raw)] = raw
+        buffer = np.zeros(len(raw) + 8 * n_words + 8, dtype=np.uint8)
+        buffer[: len(raw)] = raw
         if width == 1:
             heads = np.ndarray(shape=(len(raw),), dtype="<u8", buffer=buffer, strides=(1,))
             head = heads[starts] & _MASK_BY_BYTES[np.minimum(lengths, 8)]
@@ -450,11 +387,7 @@ def document_stats(
     docids: Iterable[str] | None = None,
     per_term: bool = False,
 ) -> DocStats:
-    """Statistics of in-memory texts, all at once (no per-document Python loop over tokens).
-
-    ``docids`` default to ``"0", "1", …``.  Texts may contain any characters; each is
-    lower-cased on its own and tokenised with ``tokenizer``.
-    """
+    """Statistics of in-memory texts, all at once; ``docids`` default to ``"0", "1", …``."""
     import scipy.sparse as sp
 
     matcher = TermMatcher(lexicon, tokenizer)

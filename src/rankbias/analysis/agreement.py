@@ -1,27 +1,16 @@
 r"""Effectiveness, fairness and metric agreement across systems (Abolghasemi et al. (2024),
 Table 1).
 
-For every system (run) of a testbed:
+Per system (run), from tidy ``run, qid, metric, cutoff, value`` tables (effectiveness from
+:func:`rankbias.effectiveness.effectiveness`, fairness from :func:`rankbias.scoring.score_runs`;
+a measure is named ``metric@cutoff``): the mean of each measure, a two-sided paired t-test
+against a baseline over the queries both define, Bonferroni-corrected per measure
+(``p_bonferroni = min(1, m·p)``, ``m`` non-baseline systems) (:func:`paired_tests`), and the
+Pearson ``r`` between two metrics over its queries (:func:`metric_correlation`).
 
-- the mean of each measure over the queries — effectiveness from
-  :func:`rankbias.effectiveness.effectiveness` (``nDCG@10``, ``RR@10`` = MRR@10) and fairness
-  from :func:`rankbias.scoring.score_runs` (``nfairr@10``, ``texfair@10``) — both tidy tables
-  ``run, qid, metric, cutoff, value``; a measure is named ``metric@cutoff``;
-- a two-sided paired t-test of each system against a baseline system (default ``bm25``) over the
-  queries both have a defined value for, with Bonferroni correction over the systems compared
-  (per measure: ``p_bonferroni = min(1, m·p)``, ``m`` = number of non-baseline systems);
-- per system, the Pearson ``r`` between two metrics (default TExFAIR and NFaiRR at ``k = 10``)
-  over its queries, with its p-value.
-
-:func:`paired_tests` says whether a system is significantly *better* or *worse* than the
-baseline (``better``; undefined for a signed metric).  "Better" is higher for effectiveness
-measures and for metrics whose registry direction is *higher = fairer*, lower for *higher =
-more biased*; ``higher_is_better`` overrides it for any measure.  (The chapter "Do the measures
-agree?" lays the result out as the paper's Table 1.)
-
-Queries: ``qids=`` restricts every statistic to a query set (e.g. the bias-sensitive queries).
-Nothing is dropped silently: the queries left out of a paired test (absent in one of the two
-systems, or NaN) and of a correlation are counted in the ``n_excluded`` columns.
+"Better" is higher for effectiveness and *higher = fairer* metrics, lower for *higher = more
+biased*, undefined for signed ones; ``higher_is_better`` overrides it.  ``qids=`` restricts
+every statistic to a query set; queries left out are counted in ``n_excluded``.
 """
 
 from __future__ import annotations
@@ -47,11 +36,7 @@ _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
 
 
 def split_label(label: str) -> tuple[str, int | None]:
-    """``"nDCG@10"`` → ``("nDCG", 10)``; ``"AP"`` → ``("AP", None)``.
-
-    The cut-off is read by :func:`rankbias.metrics.measures.split_cutoff`, the package's one
-    reader of ``@k``; a label without a name (``"@10"``) is refused here.
-    """
+    """``"nDCG@10"`` → ``("nDCG", 10)``; ``"AP"`` → ``("AP", None)``; ``"@10"`` is refused."""
     metric, cutoff = split_cutoff(label)
     if not metric:
         raise ValueError(f"measure {label!r}: no name before '@'; expected e.g. 'nDCG@10'")
@@ -122,14 +107,10 @@ def paired_tests(
 ) -> pd.DataFrame:
     """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring).
 
-    ``tables``: one tidy table or several (e.g. effectiveness and bias) with columns ``run, qid,
-    metric, cutoff, value``.  ``runs``: the systems, in order (default: every run, baseline
-    first, the others in order of appearance).  Returns columns ``run, measure``, ``n`` and
-    ``mean`` (over the system's queries with a defined value), ``difference`` (system − baseline
-    over the paired queries), ``t, p, p_bonferroni, significant``, ``better`` (True / False; None
-    for a signed metric or the baseline) and ``n_excluded`` (queries of the measure not in the
-    paired test; for the baseline, those it has no value for); the baseline's test columns are
-    NaN.
+    ``tables`` is one tidy table or several; ``runs`` the systems in order (default: baseline
+    first, then in order of appearance).  Returns ``run, measure, n, mean, difference, t, p,
+    p_bonferroni, significant, better, n_excluded`` (``difference`` system − baseline over the
+    paired queries; the baseline's test columns NaN, its ``better`` None).
     """
     frame = _combine(tables)
     qids = None if qids is None else {str(q) for q in qids}

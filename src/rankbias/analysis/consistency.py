@@ -1,10 +1,8 @@
 r"""Do bias metrics agree on which queries are biased?  (Klasnja et al. (2022), RQ1,
 Fig. 1.)
 
-Bias level
-----------
-The metrics point in different directions (registry ``direction``), so every analysis here first
-maps a metric's value ``v`` to a *bias level* ``b`` (higher = more biased):
+A metric's value ``v`` is first mapped, by its registry ``direction``, to a *bias level* ``b``
+(higher = more biased):
 
 ===========================================  =====================  ==========================
 registry direction                           bias level ``b``       metrics (registry)
@@ -15,51 +13,27 @@ higher = more biased                         ``v``                  awrf, ted
 signed (male ``+`` / female ``−``)           ``|v|``                rab_*, arab_*
 ===========================================  =====================  ==========================
 
-``1 − NFaiRR``, ``1 − TExFAIR`` and ``|ARaB|`` are the project's choice.  Only the *order* of the
-bias levels enters the binning and the rank statistics, so ``1 − v`` could as well be ``−v``
-(it is also used for FaiRR, whose values are not bounded by 1).  Registry entries that are not
-fairness scores — the one-group parts ``rab_*_f``/``rab_*_m``, the coverage ``rbdf`` and the
-normaliser ``ifairr`` — have no bias level and are refused.  A metric the registry does not list
-(Duo, PRF, a user's own) is accepted when its direction is given:
-``directions={"duo": "biased"}`` with one of ``"fairer"``, ``"biased"``, ``"signed"``.
+(the project's choice; only the order of bias levels matters).  Registry entries that are not
+fairness scores (``rab_*_f``/``rab_*_m``, ``rbdf``, ``ifairr``) are refused; a metric outside the
+registry needs ``directions={"duo": "biased"}`` (``"fairer"``, ``"biased"`` or ``"signed"``).
 
-Binning (Klasnja et al. (2022), Fig. 1)
----------------------------------------
-For one run at one cutoff, and for each metric separately, the ``n`` queries are ordered from the
-most to the least biased — ties broken by ``qid`` in ascending string order, so the order is
-total and reproducible — and the query at position ``i = 0 … n−1`` goes to bin
-``⌊i · n_bins / n⌋ + 1``: bins are numbered ``1`` (most biased) to ``n_bins`` (least biased) and
-hold ``⌊n/n_bins⌋`` or ``⌈n/n_bins⌉`` queries (equal when ``n_bins`` divides ``n``).  For a pair
-of metrics ``(a, b)`` and a bin ``k``, the *overlap* is the share of the queries ``a`` puts in bin
-``k`` that ``b`` also puts in bin ``k``:
+Binning (Fig. 1): for one run and cutoff, each metric orders the ``n`` queries from most to
+least biased, ties by ``qid`` ascending, and the query at position ``i = 0 … n−1`` goes to bin
+``⌊i · n_bins / n⌋ + 1`` (1 = most biased).  The *overlap* of metrics ``a``, ``b`` in bin ``k``
+is
 
-.. math::  O_k(a, b) = |A_k \cap B_k| \,/\, |A_k| .
+.. math::  O_k(a, b) = |A_k \cap B_k| \,/\, |A_k| ,
 
-Both metrics rank the same ``n`` queries, so ``|A_k| = |B_k|`` and the overlap is symmetric.  If
-``b`` ordered the queries at random, ``|A_k ∩ B_k|`` would be hypergeometric with mean
-``|A_k|²/n``, so the overlap expected by chance is ``|A_k| / n`` (``1/n_bins``, 25% for
-quartiles) — the ``chance`` column.  Identical metrics give ``O_k = 1`` in every bin; a metric
-and its reversal give ``O_k = 0`` in every bin when ``n_bins`` is even and divides ``n`` (bin
-``k`` of one is bin ``n_bins + 1 − k`` of the other).
+symmetric since ``|A_k| = |B_k|``; by chance it is ``|A_k| / n`` (the ``chance`` column).
+Intervals are bootstrap percentiles: queries resampled ``n_boot`` times with
+``numpy.random.default_rng(seed)``, each replicate binned anew (copies adjacent, in qid order).
 
-Uncertainty
------------
-Bootstrap percentile intervals (default 95%): the queries are resampled with replacement
-``n_boot`` times with ``numpy.random.default_rng(seed)``; each replicate is binned anew (copies
-of a query are adjacent, ordered by ``qid``) and every statistic recomputed.
-
-Input
------
-The tidy per-query table ``run, qid, metric, cutoff, value`` of :func:`rankbias.scoring.score_runs`.
-It may hold several runs and cutoffs: pass ``run=`` and ``cutoff=`` to pick one, or ``by=("run",
-"cutoff")`` to analyse every combination (the ``by`` columns lead the result); a table holding
-several combinations otherwise is an error.  A query whose value is NaN (an undefined metric) or
-absent for any of the chosen metrics cannot be ranked by all of them; with
-``undefined="exclude"`` (default) it is left out of every metric's ranking and counted in
-``attrs``: ``undefined_values`` (metric → number of NaN values), ``absent_values`` (metric →
-number of queries lacking a row), ``excluded_queries`` (their qids) and ``n_queries`` (queries
-analysed); with ``undefined="error"`` it is an :class:`~rankbias.errors.InputError`.  With
-``by``, ``attrs`` maps each group (a tuple) to that report.
+Input: the tidy ``run, qid, metric, cutoff, value`` of :func:`rankbias.scoring.score_runs`;
+pick one run and cutoff with ``run=``/``cutoff=`` or analyse each with ``by=("run", "cutoff")``
+(several otherwise is an error).  A query with a NaN or absent value for any chosen metric is,
+with ``undefined="exclude"``, left out and counted in ``attrs`` (``undefined_values``,
+``absent_values``, ``excluded_queries``, ``n_queries``; per group with ``by``), and with
+``undefined="error"`` an :class:`~rankbias.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -130,11 +104,8 @@ def bias_levels(
     metrics: Sequence[str],
     directions: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """The rows of ``per_query`` for ``metrics`` with a ``bias`` column (higher = more biased).
-
-    ``bias`` is ``1 − value``, ``value`` or ``|value|`` by the metric's direction (module
-    docstring); NaN stays NaN.  Every run and cutoff in the table is kept.
-    """
+    """The rows of ``per_query`` for ``metrics`` (every run and cutoff) with a ``bias`` column,
+    the bias level of the module docstring (NaN stays NaN)."""
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum=1)
     rows = per_query[per_query["metric"].isin(metrics)].copy()
@@ -194,14 +165,9 @@ def consistency_bins(
     directions: Mapping[str, str] | None = None,
     undefined: str = "exclude",
 ) -> pd.DataFrame:
-    """Per pair of metrics and bin, the share of queries both put in that bin (Klasnja et al.
-    (2022), Fig. 1).
-
-    Returns columns ``[by…,] metric_a, metric_b, bin, n_in_bin, overlap, overlap_low,
-    overlap_high, chance``: one row per unordered pair (in the order of ``metrics``) and bin
-    (``1`` = most biased); ``overlap_low``/``overlap_high`` are the bootstrap percentile interval
-    at ``confidence`` (NaN when ``n_boot = 0``); ``chance = n_in_bin / n``.
-    """
+    """The overlap ``O_k`` of each unordered pair of ``metrics`` in each bin, as ``[by…,]
+    metric_a, metric_b, bin, n_in_bin, overlap, overlap_low, overlap_high, chance`` (the
+    interval at ``confidence``, NaN when ``n_boot = 0``)."""
     _check_bins(n_bins)
     _check_bootstrap(n_boot, confidence)
 

@@ -1,15 +1,9 @@
 """Polarisation scores of ranked lists, and Duo per (run, query) from them.
 
-When a collection has no perspective documents to fit Duo's principal axis on
-(ziems2024indexical §4.2), the fit set of each ranked list is the list itself: the embeddings of
-its top ``cutoff`` documents (the book's Conventions page, "Duo").  The scores then depend on the
-run and the cut-off, so they are computed per run and handed to
-:func:`rankbias.scoring.score_runs`, which computes Duo like every other registered measure.
-
-- :func:`passage_embeddings`: the testbed's cached passage embeddings.
-- :func:`list_polarisation`: the polarisation scores of one ranked list.
-- :func:`run_polarisation`: the tidy ``qid, docid, score`` table of one run's lists.
-- :func:`duo_per_query`: Duo-family measures per (run, query) through ``score_runs``.
+Without perspective documents to fit Duo's principal axis on (ziems2024indexical §4.2), each
+list's axis is fitted on the embeddings of its own top ``cutoff`` documents (the book's
+Conventions page, "Duo"); the scores, per run and cut-off, go to
+:func:`rankbias.scoring.score_runs`.
 """
 
 from __future__ import annotations
@@ -36,11 +30,8 @@ class _DenseModelOnDemand:
 
 
 def passage_embeddings(testbed) -> tuple[np.ndarray, pd.Index]:
-    """``(embeddings, docids)``: row ``i`` of ``embeddings`` embeds passage ``docids[i]``.
-
-    The vectors are the dense system's (all-MiniLM-L6-v2, unit length), read from the testbed's
-    cache (``<testbed>/cache``); the model is loaded only when the cache lacks them.
-    """
+    """``(embeddings, docids)`` of the testbed's passages: the dense system's unit vectors
+    (all-MiniLM-L6-v2) from ``<testbed>/cache``, the model loaded only if the cache lacks them."""
     from rankbias.retrieval import encode_cached
 
     texts = testbed.collection["text"].tolist()
@@ -116,15 +107,9 @@ def duo_per_query(
     metrics: Sequence[str] = ("duo",),
     min_docs: int = 3,
 ) -> pd.DataFrame:
-    """Duo-family ``metrics`` at ``cutoff`` for each run and query, via ``score_runs``.
-
-    ``runs``: name → :class:`~rankbias.runs.Run` (the name is the ``run`` column); the
-    polarisation scores of each list are :func:`run_polarisation`'s (fitted on the list's top
-    ``cutoff`` documents).  ``metrics``:
-    registered measures that need polarisation scores (``rankbias metrics``), e.g. ``"duo"``,
-    ``"duo(variance=global)"``, ``"signed_duo"``.  Returns ``score_runs``'s tidy columns
-    ``run, qid, metric, cutoff, value``; queries not scored are in ``attrs["skipped"]``.
-    """
+    """Duo-family ``metrics`` (e.g. ``"duo(variance=global)"``) at ``cutoff`` of each run (name
+    → :class:`~rankbias.runs.Run`) and query, on :func:`run_polarisation`'s scores, as
+    ``score_runs``' tidy table; queries not scored are in ``attrs["skipped"]``."""
     frames, skipped = [], []
     for name, run in runs.items():
         polarisation = run_polarisation(

@@ -1,61 +1,38 @@
 r"""Which psycholinguistic categories do bias metrics track?  (Klasnja et al. (2022), RQ3,
 Table 1.)
 
-For each query, the share of the tokens of its top-``k`` documents (``k = 10``) that fall in each
-category of a dictionary; then the Pearson correlation between each metric's per-query values and
-each category's shares, across queries; then, per metric, the ``k`` categories most correlated
-(largest ``|r|``) among those significant at ``α``, with and without Benjamini–Hochberg control.
+Per query, the share of its top-``k`` documents' tokens in each category of a dictionary, pooled
+as one text (as LIWC scores a text):
 
-Dictionaries
-------------
-Three sources, one structure (:class:`CategoryDictionary`):
+.. math::  s_c(q) = \sum_{d \in \mathrm{top}_k(q)} n_c(d) \,/\, \sum_{d \in \mathrm{top}_k(q)} |d| ;
 
-- the project's open dictionary ``resources/liwc_open.dic`` (:func:`open_dictionary`), in LIWC
-  format, written by the team; it approximates, and does not reproduce, LIWC's function-word and
-  affect categories (``resources/LIWC_OPEN.md``);
-- the Empath lexicon (Fast et al., CHI 2016; PyPI ``empath``), whose ``data/categories.tsv`` ships
-  inside the package: :func:`empath_dictionary` reads it when ``empath`` is installed
-  (:func:`empath_available`), and :func:`read_empath_tsv` reads the same file by path;
-- a licensed LIWC ``.dic`` file, by path: :func:`read_dic`.
+then the Pearson correlation of each metric's per-query values with each category's shares, and,
+per metric, the ``k`` categories of largest ``|r|`` significant at ``α`` (with and without
+Benjamini–Hochberg control).
 
-LIWC ``.dic`` format (:func:`read_dic`)::
+Dictionaries (one structure, :class:`CategoryDictionary`): the project's open
+``resources/liwc_open.dic`` (:func:`open_dictionary`; it approximates, not reproduces, LIWC, see
+``resources/LIWC_OPEN.md``), the Empath lexicon (Fast et al., CHI 2016; :func:`empath_dictionary`,
+:func:`read_empath_tsv`) and a licensed LIWC ``.dic`` file (:func:`read_dic`).
+
+LIWC ``.dic`` format: a header between two lines holding ``%`` declares ``id<TAB>name`` per line;
+every later line is a word followed by the ids of its categories::
 
     %
     1<TAB>posemo
-    2<TAB>negemo
     %
-    happy<TAB>1
     happi*<TAB>1
-    hurt*<TAB>2
 
-A header between two lines holding ``%`` declares ``id name`` per line; every later line is a word
-followed by the ids of its categories (a word may be in several).  A trailing ``*`` makes the
-entry a *stem* matching every token that starts with it.  Words are lower-cased (the tokenisers
-lower-case the text).  Matching rule: a token that is an exact entry takes that entry's
-categories; otherwise it takes those of the **longest** stem it starts with; otherwise none.
-LIWC2007's conditional entries (``kind<TAB>(02 134)125/464``) and multi-word phrases cannot match a
-single token: they are an error by default and, with ``unsupported="skip"``, left out and counted
-in :attr:`CategoryDictionary.skipped`.
+A trailing ``*`` makes a *stem*.  Words are lower-cased.  Matching rule: a token that is an exact
+entry takes its categories; otherwise those of the **longest** stem it starts with; otherwise
+none.  Entries no single token can match (LIWC2007 conditional ids, multi-word phrases) are an
+error, or with ``unsupported="skip"`` left out and counted in :attr:`CategoryDictionary.skipped`.
 
-Counting (vectorised)
----------------------
-The texts are tokenised with :func:`rankbias.text.tokenize` (default: lower-cased runs of letters
-and digits, so ``don't`` is ``don``, ``t``).  The distinct token types are looked up once each
-(a dict lookup, then one dict lookup per distinct stem length — no pattern loop over tokens),
-giving a sparse type × category membership matrix ``M``; with the sparse document × type count
-matrix ``C``, the category counts of every document are ``C M``.  A query's share in category
-``c`` pools its top-``k`` documents (as if they were one text, as LIWC scores a text):
-
-.. math::  s_c(q) = \sum_{d \in \mathrm{top}_k(q)} n_c(d) \,/\, \sum_{d \in \mathrm{top}_k(q)} |d| .
-
-Correlation
------------
-Pearson ``r`` between a metric's per-query values and a category's shares over the queries where
-the metric is defined, with the two-sided p-value of ``t = r √((n−2)/(1−r²))`` on ``n − 2``
-degrees of freedom (the same as :func:`scipy.stats.pearsonr`).  A category constant over the
-queries has no correlation (NaN), is left out of the multiple-testing family and counted.  The
-Benjamini–Hochberg family is, by default, one metric's categories (``family="metric"``; adding a
-metric does not change another's results), or every test of the table (``family="all"``).
+Texts are tokenised by :func:`rankbias.text.tokenize`; each distinct type is looked up once.
+Correlations are over the queries where the metric is defined, with the two-sided p-value of
+:func:`scipy.stats.pearsonr`; a category constant over the queries has no correlation (NaN) and
+is left out of the testing family and counted.  The Benjamini–Hochberg family is one metric's
+categories (``family="metric"``) or every test of the table (``family="all"``).
 """
 
 from __future__ import annotations
@@ -102,21 +79,9 @@ SHOW_IDS = 5
 # ---- dictionaries -------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CategoryDictionary:
-    """Words and stems assigned to categories.
-
-    Attributes
-    ----------
-    categories:
-        Category names, in the order of every per-category array (the file's order).
-    words:
-        Read-only mapping ``word -> category indices`` for exact entries.
-    stems:
-        Read-only mapping ``stem -> category indices`` for wildcard entries (``happ*`` → ``happ``).
-    source:
-        Where it came from, for messages.
-    skipped:
-        Entries left out because they cannot match a single token (``unsupported="skip"``).
-    """
+    """Words and stems (``happ*`` → ``happ``), each mapped to category indices into
+    ``categories`` (the file's order); ``source`` names it in messages; ``skipped`` counts the
+    entries left out because no single token can match them."""
 
     categories: tuple[str, ...]
     words: Mapping[str, tuple[int, ...]]
@@ -217,6 +182,13 @@ class CategoryDictionary:
         )
 
 
+def _check_unsupported(unsupported: str) -> None:
+    if unsupported not in UNSUPPORTED_POLICIES:
+        raise ValueError(
+            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
+        )
+
+
 def _check_entry(entry: str, path, line: int | None) -> None:
     if entry in ("", "*"):
         raise located(path, line, f"found the entry {entry!r}; expected a word or a stem*")
@@ -231,16 +203,11 @@ def read_dic(
 ) -> CategoryDictionary:
     """Read a dictionary in LIWC ``.dic`` format (module docstring).
 
-    Errors name the file and line: a missing or unterminated ``%`` header, a malformed or repeated
-    category id or name, an entry without categories, an id the header does not declare, a word
-    listed twice, a ``*`` not at the end of a word.  ``unsupported`` decides what to do with
-    entries no single token can match (multi-word phrases, LIWC2007 conditional ids):
-    ``"error"`` (default) or ``"skip"`` (counted in ``skipped``).
+    Errors name the file and line: a missing or unclosed ``%`` header, a malformed or repeated
+    category id or name, an entry without categories or with an undeclared id, a word listed
+    twice, a ``*`` not at the end of a word, and (``unsupported="error"``) an unmatchable entry.
     """
-    if unsupported not in UNSUPPORTED_POLICIES:
-        raise ValueError(
-            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
-        )
+    _check_unsupported(unsupported)
     path = Path(path)
     try:
         text = path.read_text(encoding=encoding)
@@ -351,16 +318,12 @@ def open_dictionary() -> CategoryDictionary:
 
 
 def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDictionary:
-    """Read Empath's ``categories.tsv``: ``category<TAB>term<TAB>term…`` per line.
+    """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words).
 
-    Empath's terms are exact words (no stems).  Multi-word terms (with a space or ``_``) cannot
-    match one token of our tokeniser and are skipped and counted (``unsupported="error"`` refuses
-    them); an empty line, a category without terms or a category named twice is an error.
+    Multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"`` refuses
+    them); a category without terms or named twice is an error.
     """
-    if unsupported not in UNSUPPORTED_POLICIES:
-        raise ValueError(
-            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
-        )
+    _check_unsupported(unsupported)
     path = Path(path)
     categories: list[str] = []
     words: dict[str, set[int]] = {}
@@ -397,11 +360,8 @@ def empath_available() -> bool:
 
 
 def empath_dictionary() -> CategoryDictionary:
-    """Empath's lexicon, read from the ``data/categories.tsv`` inside the installed package.
-
-    Without ``empath`` installed this is an ImportError saying how to get it; the open dictionary
-    and a user's LIWC file do not need it.
-    """
+    """Empath's lexicon, from the ``data/categories.tsv`` of the installed package (an
+    ImportError saying how to get it when ``empath`` is not installed)."""
     if not empath_available():
         raise ImportError(
             "the Empath lexicon needs the 'empath' package (pip install empath==0.89); "
@@ -416,19 +376,8 @@ def empath_dictionary() -> CategoryDictionary:
 # ---- counting -----------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CategoryCounts:
-    """Per-document category counts.
-
-    Attributes
-    ----------
-    docids:
-        Document ids (object array of ``str``); row ``i`` of the arrays belongs to ``docids[i]``.
-    lengths:
-        ``int64`` number of tokens per document.
-    counts:
-        ``scipy.sparse.csr_matrix`` ``(n_docs, n_categories)`` of tokens in each category.
-    categories:
-        Category names, the column order of ``counts``.
-    """
+    """Per-document token ``lengths`` and category ``counts`` (sparse ``(n_docs,
+    n_categories)``, columns in the order of ``categories``); row ``i`` is ``docids[i]``."""
 
     docids: np.ndarray
     lengths: np.ndarray
@@ -473,13 +422,12 @@ def document_category_counts(
 def category_shares(
     run: Run, counts: CategoryCounts, cutoff: int = 10, missing: str = "error"
 ) -> pd.DataFrame:
-    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category.
+    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category:
+    columns ``run, qid, category, value``.
 
-    Returns columns ``run, qid, category, value``.  A document of the run that ``counts`` lacks is
-    an error (``missing="skip"`` leaves it out of the pool and counts it in
-    ``attrs["missing_documents"]``); a query whose pooled top-``cutoff`` has no tokens gets NaN
-    shares and is listed in ``attrs["empty_queries"]``.  ``attrs["tokens"]`` maps qid → pooled
-    token count.
+    A document ``counts`` lacks is an error (``missing="skip"``: left out and counted in
+    ``attrs["missing_documents"]``); a query without tokens gets NaN, listed in
+    ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count.
     """
     if missing not in ("error", "skip"):
         raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
@@ -499,10 +447,7 @@ def category_shares(
         (np.ones(int(keep.sum())), (query_of[keep], rows[keep])),
         shape=(len(cut.qids), len(counts.docids)),
     )
-    totals = np.asarray((pool @ counts.counts).todense())
-    tokens = pool @ counts.lengths.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    shares, tokens = _pooled_shares(pool, counts)
     n_q, n_c = shares.shape
     frame = pd.DataFrame(
         {
@@ -516,6 +461,14 @@ def category_shares(
     frame.attrs["empty_queries"] = [str(q) for q in cut.qids[tokens == 0]]
     frame.attrs["tokens"] = {str(q): int(t) for q, t in zip(cut.qids, tokens, strict=True)}
     return frame
+
+
+def _pooled_shares(pool: sp.csr_matrix, counts: CategoryCounts) -> tuple[np.ndarray, np.ndarray]:
+    """Category shares and token counts of the documents pooled by each row of ``pool``."""
+    totals = np.asarray((pool @ counts.counts).todense())
+    tokens = pool @ counts.lengths.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan), tokens
 
 
 def query_category_shares(
@@ -536,10 +489,7 @@ def query_category_shares(
     pool = sp.csr_matrix(
         (np.ones(len(texts)), (query_of, np.arange(len(texts)))), shape=(len(qids), len(texts))
     )
-    totals = np.asarray((pool @ counts.counts).todense())
-    tokens = pool @ counts.lengths.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    shares, tokens = _pooled_shares(pool, counts)
     n_c = len(dictionary.categories)
     frame = pd.DataFrame(
         {
@@ -586,16 +536,12 @@ def correlate(
 ) -> pd.DataFrame:
     """Pearson ``r`` and p between each metric's per-query values and each category's shares.
 
-    ``per_query_metric``: tidy ``qid, metric, value`` (with ``run``/``cutoff`` columns holding
-    one value each, or selected by ``run=``/``cutoff=``); ``shares``: tidy ``qid, category,
-    value`` as :func:`category_shares` returns (same ``run`` selection).  Queries are joined on
-    ``qid``; a query that lacks shares, or whose metric value or shares are NaN, is left out of
-    that metric's correlations and counted in ``attrs["excluded_queries"]`` (metric → count).
-
-    Returns columns ``metric, category, n, r, p, p_bh, significant, significant_bh`` (``p_bh``
-    Benjamini–Hochberg adjusted within ``family``; significance at ``alpha``).
-    ``attrs["undefined"]`` counts the (metric, category) pairs with no correlation (a constant
-    column), which are left out of the family.
+    ``per_query_metric`` is tidy ``qid, metric, value``, ``shares`` as :func:`category_shares`
+    returns; ``run``/``cutoff`` select when those columns hold several values.  A query without
+    shares or with a NaN is left out of that metric's tests, counted in
+    ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r, p, p_bh, significant,
+    significant_bh`` (``p_bh`` adjusted within ``family``); ``attrs["undefined"]`` counts the
+    pairs without a correlation.
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
@@ -682,13 +628,10 @@ def _pearson_columns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) -> pd.DataFrame:
-    """Per metric, the ``k`` categories with the largest ``|r|`` among the significant ones.
+    """Per metric, the ``k`` significant categories (``significant_bh`` if ``adjust``, else
+    ``significant``) of largest ``|r|``, ties by name: columns ``metric, rank, category, r, p``.
 
-    ``adjust=True`` uses ``significant_bh`` (Benjamini–Hochberg), ``False`` the unadjusted
-    ``significant``, both at the ``alpha`` given to :func:`correlate`.  Ties in ``|r|`` are
-    broken by category name.  A metric with fewer than ``k`` significant categories gets fewer
-    rows (``attrs["n_significant"]`` holds the counts); none are padded.  Columns ``metric, rank,
-    category, r, p`` (``p`` the one the selection used).
+    A metric with fewer gets fewer rows (not padded); ``attrs["n_significant"]`` counts them.
     """
     column = "significant_bh" if adjust else "significant"
     p_column = "p_bh" if adjust else "p"

@@ -1,56 +1,35 @@
 r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. 2024
-(ziems2024indexical §5.2, Table 2, Table 3, App. A.2, A.5): perspective testbed, polarisation
+(ziems2024indexical §5.2, Tables 2–3, App. A.2, A.5): perspective testbed, polarisation
 scores, signed Duo, the Table-3 regression and the response file.
 
-The regression
---------------
-For each participant the study records an opinion before (``prior``) and after (``posterior``)
-reading a ranked list, both on the 7-point scale −3…3 (agreement with perspective 1 of the
-question), and regresses
+Per corpus and behaviour subset (``all`` participants, or those who ``clicked`` a result),
+:func:`fit_seme` regresses the opinion after reading a ranked list on the one before (both on
+the 7-point scale −3…3, agreement with perspective 1) and the signed Duo of the list:
 
 .. math::  o_\text{posterior} = \beta_0 + \beta_1 o_\text{prior}
            + \beta_2 \mu^+_\text{Duo} + \epsilon
 
-per corpus and per behaviour subset (``all`` participants, or those who ``clicked`` at least one
-result), reporting ``N``, ``β2``, ``P(β2 = 0)`` and ``R²`` (Table 3).  :func:`fit_seme` fits it
-with statsmodels OLS (classical or HC3 standard errors).
-
-Which signed Duo
-----------------
-Three signed versions of the unsigned Duo of the shown ordering are computed by
-:func:`attach_duo` (the polarisation scores come from :func:`polarisation_table`):
+Three signed Duo columns (:func:`attach_duo`):
 
 ``signed_duo``
-    The paper's App. A.2 quantity :math:`\mu^+_\text{Duo}`,
-    :func:`rankbias.metrics.duo.signed_duo`: the direction of the ordering *along the PCA axis*
-    (``+1`` = the positive end of the axis comes first) times Duo.  The sign of a principal
-    axis is arbitrary (here: largest loading positive), so ``+1`` means perspective 1 for some
-    questions and perspective 2 for others.  It is the default regressor of :func:`fit_seme`.
+    The paper's :math:`\mu^+_\text{Duo}` (App. A.2, :func:`rankbias.metrics.duo.signed_duo`):
+    the ordering's direction along the PCA axis times Duo.  The axis sign is arbitrary, so
+    ``+1`` means perspective 1 for some questions and 2 for others.  The default regressor.
 ``released_signed_duo``
-    What the released ``seme_experiment.py`` regressed on,
-    :func:`rankbias.metrics.duo.orientation_signed_duo`: Duo times the *orientation of the axis*
-    (``+1`` if at least half of the perspective-1 documents project positively).  It does not
-    depend on which side the ordering puts first.
+    What the released ``seme_experiment.py`` regressed on
+    (:func:`rankbias.metrics.duo.orientation_signed_duo`): Duo times the axis orientation,
+    whichever side the ordering puts first.
 ``aligned_signed_duo``
-    A variant defined by this project, not by the paper: the ordering's direction times the
-    axis orientation times Duo, so that ``+1`` means the ordering puts the documents the axis
-    places on perspective 1's side first.  It needs the perspective labels of the documents.
+    This project's variant: direction times orientation times Duo, so ``+1`` means the ordering
+    puts perspective 1's side first.
 
-The response file
------------------
-:func:`read_study_responses` reads a UTF-8 CSV with a header and these columns (any order;
-extra columns are kept as text):
-
-``participant_id`` (unique, non-empty), ``corpus`` (non-empty), ``question_id`` (non-empty),
-``prior`` and ``posterior`` (integers −3…3; an empty cell is a *missing* value),
-``shown`` (the document ids in rank order, separated by ``|``, no repeats),
-``clicked`` (the ranks clicked, 1-based, in click order, separated by ``|``; empty = no click;
-a rank may repeat when a result was clicked again).
-
-A malformed row raises :class:`~rankbias.errors.InputError` naming ``file:line``, what was
-found and what was expected.  A row with a missing prior or posterior is skipped and counted:
-the counts and line numbers are in ``frame.attrs["skipped"]``.  :func:`write_study_responses`
-writes the same layout.
+Response file (:func:`read_study_responses`, :func:`write_study_responses`): UTF-8 CSV with a
+header and the columns ``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty),
+``prior`` and ``posterior`` (integers −3…3; empty = missing, the row is skipped and counted in
+``attrs["skipped"]``), ``shown`` (document ids in rank order, ``|``-separated, distinct) and
+``clicked`` (1-based ranks in click order, ``|``-separated, may repeat; empty = no click), in
+any order; extra columns are kept as text.  A malformed row is an
+:class:`~rankbias.errors.InputError` naming ``file:line``.
 """
 
 from __future__ import annotations
@@ -114,11 +93,7 @@ _RESPONSE_COLUMNS = (
 _SEPARATOR = "|"
 
 
-# --------------------------------------------------------------------------------------------
-# the perspective testbed
-# --------------------------------------------------------------------------------------------
-
-
+# ---- the perspective testbed ---------------------------------------------------------------------
 def _resource(name: str) -> Path:
     return Path(str(resources.files("rankbias") / "resources" / name))
 
@@ -148,12 +123,11 @@ def _read_tsv(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, s
 
 
 def load_perspectives(path: str | Path | None = None) -> pd.DataFrame:
-    """The perspective testbed: one row per document.
+    """The perspective testbed, ``question_id, question, doc_id, perspective (1 or 2), text``
+    (default ``resources/perspectives.tsv``, card ``PERSPECTIVES.md``).
 
-    Columns ``question_id, question, doc_id, perspective (1 or 2), text``.  Default: the
-    project's own ``resources/perspectives.tsv`` (data card ``PERSPECTIVES.md``).  Checks that
-    document ids are unique, perspectives are 1 or 2, each question id has one question text,
-    and each question has documents of both perspectives.
+    Refuses repeated document ids, other perspectives, two texts of one question id and a
+    question without documents of both perspectives.
     """
     path = Path(path) if path is not None else _resource("perspectives.tsv")
     rows = _read_tsv(path, _PERSPECTIVE_COLUMNS)
@@ -189,12 +163,9 @@ def load_perspectives(path: str | Path | None = None) -> pd.DataFrame:
 
 
 def load_distractors(path: str | Path | None = None) -> pd.DataFrame:
-    """Distractor documents for spurious-direction removal (App. A.5).
-
-    Columns ``question_id, doc_id, style_of (1 or 2), text``: each question has documents that
-    borrow the topic vocabulary of perspective 1's (``style_of = 1``) or perspective 2's
-    arguments without taking a side.  Default: ``resources/perspective_distractors.tsv``.
-    """
+    """Distractors for spurious-direction removal (App. A.5), ``question_id, doc_id, style_of,
+    text``: documents borrowing perspective ``style_of``'s vocabulary without taking a side
+    (default ``resources/perspective_distractors.tsv``)."""
     path = Path(path) if path is not None else _resource("perspective_distractors.tsv")
     rows = _read_tsv(path, _DISTRACTOR_COLUMNS)
     for number, row in rows:
@@ -205,11 +176,7 @@ def load_distractors(path: str | Path | None = None) -> pd.DataFrame:
     return frame
 
 
-# --------------------------------------------------------------------------------------------
-# embeddings and polarisation scores
-# --------------------------------------------------------------------------------------------
-
-
+# ---- embeddings and polarisation scores ----------------------------------------------------------
 def polarisation_table(
     perspectives: pd.DataFrame,
     embeddings: np.ndarray,
@@ -218,12 +185,11 @@ def polarisation_table(
     distractors: pd.DataFrame | None = None,
     distractor_embeddings: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Polarisation scores of every document, one PCA per question (ziems2024indexical §4.2).
+    """Polarisation scores ``question_id, doc_id, perspective, score`` of every document, one
+    PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``).
 
-    ``embeddings``: rows aligned with ``perspectives``.  ``removal``: ``"none"``;
-    ``"pooled"`` — one spurious direction from all distractors (style 1 minus style 2, as in
-    App. A.5); ``"per_question"`` — each question's own distractors.  Returns
-    ``question_id, doc_id, perspective, score``.
+    ``removal``: ``"none"``, ``"pooled"`` (one spurious direction from all distractors, style 1
+    minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors).
     """
     if removal not in ("none", "pooled", "per_question"):
         raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
@@ -273,11 +239,7 @@ def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
 
 
-# --------------------------------------------------------------------------------------------
-# orderings and signed Duo
-# --------------------------------------------------------------------------------------------
-
-
+# ---- orderings and signed Duo --------------------------------------------------------------------
 def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str, float]:
     value = duo(scores)
     released = orientation_signed_duo(scores, perspective_one)
@@ -290,11 +252,8 @@ def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str,
 
 
 def study_orderings(table: pd.DataFrame) -> pd.DataFrame:
-    """The two orderings per question the study showed (most biased, most balanced).
-
-    One row per ``(question_id, condition)`` with ``shown`` (tuple of document ids in rank
-    order), ``labels`` (their perspectives), ``duo`` and the three signed Duo columns.
-    """
+    """The study's two orderings per question (most biased, most balanced): per
+    ``(question_id, condition)``, ``shown`` doc ids, their ``labels``, ``duo`` and signed Duos."""
     rows = []
     for question, group in table.groupby("question_id", sort=True):
         scores = group["score"].to_numpy(dtype=float)
@@ -315,13 +274,10 @@ def study_orderings(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def attach_duo(responses: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """``responses`` with ``duo`` and the signed Duo columns of each participant's ordering.
-
-    ``table``: polarisation scores (:func:`polarisation_table`).  The perspective-1 reference
-    for the axis orientation is the question's perspective-1 documents in ``table``.  A shown
-    document that is not in ``table``, or belongs to another question, raises
-    :class:`InputError` naming the participant (no document is silently treated as neutral).
-    """
+    """``responses`` with ``duo`` and the signed Duo columns of each participant's ordering,
+    from the scores of :func:`polarisation_table` (orientation: the question's perspective-1
+    documents).  A shown document not in ``table`` or of another question is an
+    :class:`InputError` naming the participant."""
     score_of = dict(zip(table["doc_id"], table["score"], strict=True))
     question_of = dict(zip(table["doc_id"], table["question_id"], strict=True))
     references = {
@@ -361,10 +317,7 @@ def attach_duo(responses: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# the regression
-# --------------------------------------------------------------------------------------------
-
+# ---- the regression ------------------------------------------------------------------------------
 _TABLE3_COLUMNS = ["corpus", "behaviour", "n", "beta2", "beta2_low", "beta2_high", "p_value", "r2"]
 
 
@@ -413,18 +366,12 @@ def fit_seme(
     combined: bool = False,
 ) -> pd.DataFrame:
     """Table 3 of ziems2024indexical: OLS ``posterior ~ prior + signed Duo`` per corpus and
-    behaviour.
+    behaviour, as ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2``.
 
-    ``responses``: one row per participant with ``corpus, prior, posterior, n_clicked`` and
-    the signed Duo column ``duo_column`` (:func:`attach_duo`; default ``signed_duo``, the
-    paper's App. A.2 regressor).  Behaviour ``all`` uses every
-    participant, ``clicked`` those with at least one click.  ``robust=True`` uses HC3
-    heteroskedasticity-consistent standard errors (MacKinnon & White 1985), otherwise the
-    classical ones.  ``combined=True`` adds rows for all corpora pooled (corpus ``combined``).
-
-    Returns ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2`` (the
-    ``1 − alpha`` interval of β2).  A subset too small or without variation in signed Duo gets
-    NaN values, listed in ``attrs["undefined"]``.
+    ``responses`` has ``corpus, prior, posterior, n_clicked`` and ``duo_column``
+    (:func:`attach_duo`).  ``robust=True``: HC3 standard errors (MacKinnon & White 1985);
+    ``combined=True`` adds all corpora pooled; the interval of β2 is ``1 − alpha``.  A subset too
+    small or without variation gets NaN, listed in ``attrs["undefined"]``.
     """
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
@@ -446,11 +393,7 @@ def fit_seme(
     return table
 
 
-# --------------------------------------------------------------------------------------------
-# the response file
-# --------------------------------------------------------------------------------------------
-
-
+# ---- the response file ---------------------------------------------------------------------------
 def _likert(value: str, path, line: int, column: str):
     text = value.strip()
     if text == "":
@@ -466,17 +409,10 @@ def _likert(value: str, path, line: int, column: str):
 
 
 def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
-    """Read a study response file (layout in the module docstring).
+    """Read a study response file (module docstring) from a path or stream (:mod:`rankbias.inputs`).
 
-    Returns ``participant_id, corpus, question_id, prior, posterior, shown (tuple),
-    clicked (tuple of ranks), n_clicked`` plus any extra columns; ``n_clicked`` counts the
-    *distinct* ranks clicked (a result clicked twice counts once).  Rows with a missing prior or
-    posterior are skipped; ``attrs["skipped"]`` maps the reason to the list of line numbers.
-
-    ``path`` is a path or a stream, opened by :mod:`rankbias.inputs` (gzip by content, UTF-8
-    with the line and byte of a bad byte named, a byte-order mark dropped, ``\\n``,
-    ``\\r\\n`` and ``\\r`` line ends).  The first line is always the header (column names are
-    compared after stripping spaces); blank lines are skipped.
+    Returns the columns with ``shown`` and ``clicked`` as tuples and ``n_clicked``, the
+    *distinct* ranks clicked; ``attrs["skipped"]`` maps a reason to the skipped line numbers.
     """
     where = source_name(path)
     data = read_bytes(path, "response file")

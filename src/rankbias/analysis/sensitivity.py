@@ -1,34 +1,14 @@
 r"""How much do the metrics depend on the word list?  (Klasnja et al. (2022), RQ2,
 Fig. 3.)
 
-Subsampling
------------
-Keep a fraction ``f`` of the terms of the word list — of each group's terms by default
-(:func:`rankbias.lexicon.subsample`, ``stratified=True``), or of the pooled list — with a seed,
-and recompute every metric for every query of every run.  The collection is not read again: the
-per-term counts ``tf(t, d)`` (:attr:`rankbias.text.DocStats.term_counts`, a sparse document ×
-term matrix, from ``per_term=True``) make a sub-list a *column selection*,
+Keep a fraction ``f`` of the word list's terms, with a seed (:func:`rankbias.lexicon.subsample`,
+stratified by group by default), and rescore every run.  With per-term counts
+(``per_term=True``) a sub-list is a *column selection*, no new read of the collection:
 
 .. math::  M_g^{V'}(d) = \sum_{t \in V_g \cap V'} \mathrm{tf}(t, d)
-           = \big(\mathrm{tf}_{:, V'} \, \mathbf{1}_{V' \to g}\big)_{d, g} ,
+           = \big(\mathrm{tf}_{:, V'} \, \mathbf{1}_{V' \to g}\big)_{d, g} .
 
-which :func:`subsample_stats` turns into the :class:`~rankbias.text.DocStats` the sub-list would
-have given (group counts, kept terms, their counts; document lengths do not depend on the list),
-and :func:`subsampling_study` scores with :func:`rankbias.scoring.score_runs` for every fraction
-and seed.  Keeping every term (``f = 1``) gives the full-list statistics exactly, whatever the
-seed, so that fraction is computed once and stored with seed 0.
-
-Summaries
----------
-:func:`subsample_coverage` says what a sub-list still sees of the collection (terms,
-occurrences and documents per group).  The summaries of a study table — box-plot numbers,
-range shrinkage, rank stability (chapter "How much do the measures depend on the word list?")
-and the stability of the top psycholinguistic categories (chapter "Psycholinguistic
-characteristics") — are computed in those chapters from the tidy table
-:func:`subsampling_study` returns.
-
-Undefined values (NaN) are never dropped silently: :func:`subsampling_study` counts them per
-replicate (``attrs["undefined_values"]``).
+The summaries of a study table are computed in the chapters that show them.
 """
 
 from __future__ import annotations
@@ -66,9 +46,8 @@ def lexicon_of(stats: DocStats) -> Lexicon:
 def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
     """The statistics ``lexicon`` (a sub-list of ``stats``' terms) would give, by column selection.
 
-    Needs ``stats.term_counts`` (``per_term=True``).  A term of ``lexicon`` that ``stats`` lacks,
-    or assigned to another group, is an :class:`InputError`; ``lexicon.groups`` must be
-    ``stats.groups``.
+    An :class:`InputError` without ``stats.term_counts``, for other groups, and for a term that
+    ``stats`` lacks or puts in another group.
     """
     if stats.term_counts is None:
         raise InputError(
@@ -125,21 +104,14 @@ def subsampling_study(
     lexicon: Lexicon | None = None,
     **options,
 ) -> pd.DataFrame:
-    """Every metric of every run, recomputed on sub-lists of the word list.
+    """Every metric of every run, rescored (:func:`rankbias.scoring.score_runs` with
+    ``metrics``, ``cutoffs`` and ``options``) on ``subsample(lexicon, fraction, seed,
+    stratified)`` for each fraction and seed; ``lexicon`` defaults to the terms of ``stats``.
 
-    For each fraction in ``fractions`` and each seed in ``seeds``, the sub-list
-    ``subsample(lexicon, fraction, seed, stratified)`` (``lexicon`` defaults to the terms of
-    ``stats``, :func:`lexicon_of`), its statistics by :func:`subsample_stats`, and
-    :func:`rankbias.scoring.score_runs` with ``metrics``, ``cutoffs`` and ``options``
-    (``background``, ``missing``, …; a measure's own parameters are given in its name).
-    Fraction 1 is scored once (seed 0), with the runs as given (so score_runs checks every
-    retrieved document); the sub-lists score the runs cut to the largest cutoff, which reads
-    the same documents and gives the same values.
-
-    Returns columns ``fraction, seed, run, qid, metric, cutoff, value`` (``run``, ``qid``,
-    ``metric`` and ``cutoff`` categorical, rows of every replicate in score_runs' order);
-    ``attrs["undefined_values"]`` maps ``(fraction, seed)`` to score_runs' NaN counts,
-    ``attrs["terms_kept"]`` to the number of terms kept per group.
+    Fraction 1 is the full list, scored once as seed 0.  Returns ``fraction, seed, run, qid,
+    metric, cutoff, value`` (categorical ids); ``attrs["undefined_values"]`` and
+    ``attrs["terms_kept"]`` map ``(fraction, seed)`` to score_runs' NaN counts and the terms
+    kept per group.
     """
     runs = [runs] if isinstance(runs, Run) else list(runs)
     lexicon = lexicon_of(stats) if lexicon is None else lexicon
@@ -196,15 +168,9 @@ def subsample_coverage(
     seeds: Iterable[int],
     stratified: bool = True,
 ) -> pd.DataFrame:
-    """What a sub-list still sees of the collection, per fraction, seed and group.
-
-    For each ``fraction`` and ``seed``, :func:`rankbias.lexicon.subsample` draws a sub-list (the
-    draw of :func:`subsampling_study`), and :func:`subsample_stats` gives its counts.  One row
-    per fraction, seed and group: ``terms`` (kept), ``occurrences`` (of the kept terms in the
-    collection), ``occurrence_share`` (of the full list's occurrences of that group; NaN when
-    the group never occurs) and ``documents`` (documents with at least one kept term of the
-    group).  ``stats`` needs per-term counts (``per_term=True``).
-    """
+    """What the sub-lists of :func:`subsampling_study` still see, per fraction, seed and group:
+    ``terms`` kept, their ``occurrences``, the ``occurrence_share`` of the full list's (NaN if
+    none) and the ``documents`` holding one."""
     seeds = list(seeds)
     full = stats.group_counts.sum(axis=0)
     rows = []

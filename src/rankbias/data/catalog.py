@@ -1,50 +1,24 @@
 """The catalogue of public resources: what the files are, where they live, their checksums.
 
-The gender-bias-in-ranking literature ships its word lists, query sets and run files in two
-GitHub repositories.  This module knows every one of those files by a stable name
-(``rekabsaz/wordlist_genderspecific.txt``, ``cpjku/runs/msmarco_passage/BM25.run``, …), the
-repository and the commit it is pinned to, its path in the repository, its size in bytes, its
-sha256 and its license.  :mod:`rankbias.data.fetch` downloads and verifies them.
+Every word list, query set and run file the literature ships is known by a stable name
+(``cpjku/runs/msmarco_passage/BM25.run``), its repository, pinned commit, path, size, sha256
+and license (entries in ``public_resources.json`` beside this file; sizes and checksums computed
+once from byte-identical copies, never at run time).  :mod:`rankbias.data.fetch` downloads
+``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>`` to
+``<dest>/<local_path>``, the layout of the project's read-only reference copy.
 
-The entries live in ``public_resources.json`` beside this file.  The sizes and checksums were
-computed once from byte-identical copies of the upstream files; they are literals, never
-recomputed at run time, so a changed file is detected rather than trusted.
+Sources: ``rekabsaz`` — github.com/navid-rekabsaz/GenderBias_IR @
+``3b940f978e8db5a890899b953dba1fa3e05cc3d3`` (MIT; Rekabsaz and Schedl, SIGIR 2020);
+``cpjku`` — github.com/CPJKU/FairnessRetrievalResults @
+``81693da5305d67307673574252a4d963510a3632`` (MIT; Rekabsaz, Kopeinik and Schedl, SIGIR 2021).
 
-Sources
--------
-``rekabsaz``
-    github.com/navid-rekabsaz/GenderBias_IR @ ``3b940f978e8db5a890899b953dba1fa3e05cc3d3``
-    (MIT).  Rekabsaz and Schedl, *Do Neural Ranking Models Intensify Gender Bias?* SIGIR 2020.
-``cpjku``
-    github.com/CPJKU/FairnessRetrievalResults @ ``81693da5305d67307673574252a4d963510a3632``
-    (MIT).  Rekabsaz, Kopeinik and Schedl, *Societal Biases in Retrieved Contents*, SIGIR 2021.
-
-A downloaded file lands at ``<dest>/<local_path>``: ``rekabsaz_genderbias_ir/…`` and
-``cpjku_fairness_retrieval_results/…``, the same layout as the project's read-only reference
-copy, so code that reads one directory reads the other.
-
-Upstream paths that were inferred
----------------------------------
-The URL of a file is ``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>``.
-The provenance notes the project received name the repository folder of each file
-(``resources/``, ``dataset/``, ``measurement/sample_trec_runs/``) but not every full path;
-these were completed as follows and should be checked by the first person who downloads from
-the real host (a wrong path shows up as an HTTP 404, never as a wrong file, because the
-checksum is verified):
-
-* both ``LICENSE`` files: assumed at the repository root (``LICENSE``), where GitHub keeps it;
-  for GenderBias_IR a root ``LICENSE`` is seen in the repository's history.
-* ``cpjku/wordlist_gender_representative.txt``: ``resources/wordlist_gender_representative.txt``
-  (the notes give ``resources/``; the repository's ``measurement/README.md`` refers to
-  ``../resources/wordlist_gender_representative.txt``).
-* ``cpjku/runs/<collection>/<ranker>.run``:
-  ``measurement/sample_trec_runs/<collection>/<ranker>.run`` — the notes give the folder
-  ``measurement/sample_trec_runs/``; the sub-folders ``msmarco_passage/`` and
-  ``trecdl2019_passage/`` are those of the local copy, and match paths seen in the repository's
-  history, where files at these paths have the catalogued sizes (earlier commits kept the same
-  files under ``fairness_measurement/`` and ``fairness_metrics/``).
-* ``cpjku/*.tsv`` query sets and annotations: ``dataset/<file name>``.
-* ``rekabsaz/*``: ``resources/<file name>``.
+Inferred upstream paths (the provenance notes name folders, not every path; a wrong path is an
+HTTP 404, never a wrong file, since checksums are verified): both ``LICENSE`` files at the
+repository root; ``cpjku/wordlist_gender_representative.txt`` in ``resources/`` (as the
+repository's ``measurement/README.md`` refers to it); ``cpjku/runs/<collection>/<ranker>.run``
+in ``measurement/sample_trec_runs/<collection>/`` (sub-folders of the local copy, seen with
+these sizes in the repository's history); ``cpjku/*.tsv`` in ``dataset/``; ``rekabsaz/*`` in
+``resources/``.
 """
 
 from __future__ import annotations
@@ -77,11 +51,8 @@ class Resource:
     description: str  #: what the file is, in one line
 
     def url(self, base_url: str | None = None) -> str:
-        """The download URL: ``<base_url>/<owner>/<repo>/<commit>/<path>``.
-
-        ``base_url`` defaults to GitHub's raw-file host; a mirror laid out the same way
-        (``https://…`` or ``file:///…``) replaces it.
-        """
+        """The download URL ``<base_url>/<owner>/<repo>/<commit>/<path>`` (default: GitHub's
+        raw-file host)."""
         base = (base_url or DEFAULT_BASE_URL).rstrip("/")
         return f"{base}/{quote(self.repository)}/{self.commit}/{quote(self.path)}"
 
@@ -156,11 +127,8 @@ def resource(name: str) -> Resource:
 
 
 def select(names_or_bundles: str | list[str] | tuple[str, ...]) -> list[Resource]:
-    """Resolve resource and bundle names to resources, in order, without duplicates.
-
-    A single string is one name.  An unknown name raises :class:`InputError` naming it and the
-    bundles that exist.
-    """
+    """Resolve resource and bundle names (a string is one name) to resources, in order, without
+    duplicates; an unknown name is an :class:`InputError` listing the bundles."""
     if isinstance(names_or_bundles, str):
         names_or_bundles = [names_or_bundles]
     entries, groups = _load()

@@ -1,18 +1,5 @@
-"""Download the public resources of :mod:`rankbias.data.catalog` and check them.
-
-:func:`fetch` streams each file from its commit-pinned URL into a temporary file beside its
-target (:func:`rankbias.outputs.atomic_path`), hashing as it goes, and renames it into place
-only when the size and the sha256 are those of the catalogue.  A file whose checksum differs
-is refused: the temporary file is deleted and :class:`~rankbias.errors.InputError` names the
-resource, the URL, the expected and the found sha256.  Files already present with the right
-checksum are skipped.
-
-``base_url`` replaces GitHub's raw-file host with a mirror laid out as
-``<base_url>/<owner>/<repo>/<commit>/<path>``; ``file://`` URLs and plain directory paths work,
-so the downloader can be exercised, and used, without network access.
-
-:func:`verify` checks a directory of downloaded files against the catalogue.
-"""
+"""Download the public resources of :mod:`rankbias.data.catalog` (:func:`fetch`) and check
+a directory of them (:func:`verify`) against the catalogue's sizes and sha256 checksums."""
 
 from __future__ import annotations
 
@@ -74,13 +61,8 @@ def _matches(path: Path, resource: Resource) -> tuple[bool, str | None]:
 
 
 def remove_stale_partials(target: Path) -> list[Path]:
-    """Remove partial downloads of ``target`` left by runs that were killed.
-
-    Partial files carry the process id of their download (see :mod:`rankbias.outputs`); those
-    of processes that no longer run are removed, a concurrent download's file is kept.  Files
-    of the older naming ``.<name>.<hex>.part`` are removed once untouched for longer than a
-    download may stall.
-    """
+    """Remove partial downloads of ``target`` left by killed runs (those of a live process are
+    kept; the older ``.<name>.<hex>.part`` files once older than a download may stall)."""
     removed = remove_stale_temps(target)
     legacy = re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{32}}\.part")
     if target.parent.is_dir():
@@ -96,14 +78,10 @@ def remove_stale_partials(target: Path) -> list[Path]:
 
 
 def _download(resource: Resource, url: str, target: Path, progress: Progress | None = None) -> None:
-    """Stream ``url`` into a temporary file beside ``target``; rename it only if it verifies.
-
-    The temporary file is removed on any error, interrupt or termination signal.
-    """
+    """Stream ``url`` into a temporary file beside ``target``; rename it only if it verifies."""
     digest = hashlib.sha256()
     size = 0
-    # A longer answer is still hashed (so the error can name its sha256) but no longer written,
-    # and reading stops altogether past ``limit``.
+    # a longer answer is hashed (for the message) but not written; reading stops past ``limit``
     limit = 2 * resource.size + CHUNK_BYTES
     with atomic_path(target) as partial:
         try:
@@ -141,38 +119,16 @@ def fetch(
     report: Report | None = _to_stderr,
     progress: Progress | None = None,
 ) -> list[Path]:
-    """Download resources (or bundles of them) into ``dest``; return their paths.
+    """Download resources or bundles (names of :mod:`rankbias.data.catalog`) into
+    ``dest/<resource.local_path>``, renamed into place only when size and sha256 match; return
+    their paths.  A file present with the right checksum is skipped unless ``overwrite``.
 
-    Parameters
-    ----------
-    names_or_bundles
-        Resource names (``cpjku/runs/msmarco_passage/BM25.run``) and bundle names
-        (``genderbias_ir``, ``fairness_retrieval``, ``runs_msmarco``, ``runs_trecdl2019``,
-        ``all``); a single string is one name.
-    dest
-        Directory; each file goes to ``dest/<resource.local_path>``.
-    base_url
-        Host prefix replacing ``https://raw.githubusercontent.com``: any URL (``file://`` too)
-        or a local directory laid out as ``<owner>/<repo>/<commit>/<path>``.
-    overwrite
-        Download again even when the file is present with the right checksum, and replace a
-        present file whose checksum differs (without it, such a file is an error: it is never
-        replaced silently).
-    report
-        Called with one line per file (fetched or skipped); ``None`` for silence.
-    progress
-        Called with the number of bytes downloaded after each chunk, and with the size of a
-        file found present and verified.
+    ``base_url`` replaces ``https://raw.githubusercontent.com`` by a mirror URL (``file://``
+    too) or directory laid out as ``<owner>/<repo>/<commit>/<path>``.  ``report`` gets one line
+    per file (``None``: silence); ``progress`` the bytes downloaded or found verified.
 
-    Raises
-    ------
-    InputError
-        An unknown name; a download that fails; a downloaded file whose size or sha256
-        differs from the catalogue (nothing is left in ``dest``); a present file that differs
-        while ``overwrite`` is false.
-
-    Partial downloads left by killed runs are removed; an error, ``Ctrl-C`` or a termination
-    signal leaves none behind.
+    Raises :class:`InputError` for an unknown name, a failed download, a size or sha256 that
+    differs (nothing is left behind) and a present file that differs without ``overwrite``.
     """
     names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
     chosen = select(names)
@@ -222,11 +178,8 @@ class Check:
 def verify(
     dest: str | os.PathLike[str], names_or_bundles: str | Iterable[str] = "all"
 ) -> list[Check]:
-    """Check the files of ``names_or_bundles`` under ``dest`` against the catalogue.
-
-    Returns one :class:`Check` per resource, in catalogue order; raises nothing for missing or
-    differing files (the caller decides), only :class:`InputError` for unknown names.
-    """
+    """One :class:`Check` per resource of ``names_or_bundles`` under ``dest``, in catalogue
+    order (an :class:`InputError` only for unknown names)."""
     names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
     dest = Path(dest)
     checks: list[Check] = []

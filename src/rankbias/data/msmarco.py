@@ -1,16 +1,10 @@
 """MS MARCO passages, from a local TSV file or through ``ir_datasets``.
 
-The MS MARCO passage collection (Nguyen et al., 2016; 8,841,823 passages) is distributed as
-``collection.tsv``: one passage per line, ``docid<TAB>text``, UTF-8.  :func:`iter_collection`
-streams such a file (plain or gzip-compressed) or, given an ``ir_datasets`` id such as
-``msmarco-passage``, the documents of that dataset, which ``ir_datasets`` downloads and caches
-on first use (about 1 GB for ``msmarco-passage``).  ``ir_datasets`` is an optional dependency:
-``pip install 'rankbias[msmarco]'``.
-
-The reader is strict and streaming: a line without exactly one tab, an empty docid or bytes
-that are not UTF-8 raise :class:`~rankbias.errors.InputError` naming the file and line.
-Uniqueness of docids is not checked while streaming (it would hold every docid in memory);
-consumers that build an index check it there.
+:func:`iter_collection` streams MS MARCO's ``collection.tsv`` (Nguyen et al., 2016;
+``docid<TAB>text``, UTF-8, plain or gzip) or an ``ir_datasets`` id such as ``msmarco-passage``
+(downloaded and cached by the optional ``ir_datasets``, ``rankbias[msmarco]``).  A line without
+exactly one tab, a bad docid or non-UTF-8 bytes are an :class:`~rankbias.errors.InputError`
+naming file and line; docids are not checked for uniqueness while streaming.
 """
 
 from __future__ import annotations
@@ -53,12 +47,8 @@ def _open_binary(path: Path):
 
 
 def iter_collection_tsv(path: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
-    """Yield ``(docid, text)`` from a collection file in MS MARCO's ``docid<TAB>text`` format.
-
-    Gzip-compressed files are recognised by their magic bytes.  Line endings ``\\n`` and
-    ``\\r\\n`` are both accepted; the text is otherwise kept verbatim.  A missing file raises
-    at once, before iteration starts.
-    """
+    """Yield ``(docid, text)`` of a ``docid<TAB>text`` file (gzip by content, ``\\n`` or
+    ``\\r\\n``, text verbatim); a missing file raises at once."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such collection file; expected a docid<TAB>text TSV file")
@@ -96,12 +86,8 @@ def _stream_tsv(path: Path) -> Iterator[tuple[str, str]]:
 
 
 def iter_collection_ir_datasets(dataset_id: str) -> Iterator[tuple[str, str]]:
-    """Yield ``(doc_id, text)`` for the documents of the ``ir_datasets`` dataset ``dataset_id``.
-
-    Documents with a ``text`` field (``msmarco-passage``) give that field; others give their
-    ``default_text()`` (title and body joined, as ``ir_datasets`` defines it).  A missing
-    ``ir_datasets`` or an unknown id raises at once, before iteration starts.
-    """
+    """Yield ``(doc_id, text)`` of the ``ir_datasets`` dataset (``text``, else
+    ``default_text()``); a missing ``ir_datasets`` or an unknown id raises at once."""
     ir_datasets = _ir_datasets()
     try:
         dataset = ir_datasets.load(dataset_id)
@@ -133,12 +119,8 @@ def _stream_ir_datasets(dataset_id: str, dataset) -> Iterator[tuple[str, str]]:
 
 
 def iter_collection(source: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
-    """Yield ``(docid, text)`` for every passage of ``source``.
-
-    ``source`` is either a file in MS MARCO's collection format (a :class:`~pathlib.Path`, an
-    existing path, or a name ending in ``.tsv``, ``.tsv.gz``, ``.gz`` or ``.txt``) or an
-    ``ir_datasets`` id such as ``msmarco-passage`` (which needs ``rankbias[msmarco]``).
-    """
+    """Yield ``(docid, text)`` of ``source``: a file (a :class:`~pathlib.Path`, an existing
+    path or a name ending in one of ``FILE_SUFFIXES``), else an ``ir_datasets`` id."""
     if _is_file_source(source):
         return iter_collection_tsv(source)
     return iter_collection_ir_datasets(str(source))

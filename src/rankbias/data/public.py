@@ -1,30 +1,16 @@
 """Readers for the file formats of the public resources.
 
-Two formats carry the literature's query sets:
-
-* the gender-annotated MS MARCO queries of Rekabsaz and Schedl (2020),
-  ``queries_gender_annotated.csv``: ``qid,query text,label`` with no quoting, although the query
-  text itself may contain commas — the qid is the first field, the label the last, the text
-  everything between.  Labels: ``n`` non-gendered (the 1,765 queries of query set "QS1"),
-  ``f`` female, ``m`` male, ``o`` other;
-* the bias-sensitive query sets of Rekabsaz, Kopeinik and Schedl (2021),
-  ``qid<TAB>query`` (``msmarco_passage.dev.fair.tsv``, "QS2"), and their ``FULL_ANNOTATION``
-  variants, which add a header line and annotation columns and use CRLF line endings.
-
-Both readers return a :class:`pandas.DataFrame` with string columns ``qid`` and ``query`` (plus
-``label``, or the annotation columns), in file order.  Nothing is skipped: an empty line, a
-missing field, an unknown label or a repeated qid raises :class:`~rankbias.errors.InputError`
-whose message starts with ``file:line``.  Files are opened by :mod:`rankbias.inputs`: a path or
-a stream, gzip recognised by content, UTF-8 (a byte-order mark is dropped), line ends ``\\n``,
-``\\r\\n`` or ``\\r``; a final newline is optional.  A header line is recognised explicitly
-(``qid,query,label`` for the annotated queries, a first field ``QID`` for the tab-separated
-files) and skipped; any other first line is data.
+The gender-annotated MS MARCO queries of Rekabsaz and Schedl (2020) (query set "QS1" is label
+``n``) and the bias-sensitive query sets of Rekabsaz, Kopeinik and Schedl (2021) ("QS2", and
+their ``FULL_ANNOTATION`` variants), read (:mod:`rankbias.inputs`) into string columns ``qid``,
+``query`` and the rest, in file order.  Nothing is skipped: an empty line, a missing field, an
+unknown label, a repeated qid or a second header is an :class:`~rankbias.errors.InputError`
+naming ``file:line``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pandas as pd
 
@@ -40,11 +26,6 @@ GENDER_LABELS = {
 }
 
 
-def _lines(source: Source, what: str) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending) for every line of ``source``."""
-    return open_lines(source, what)
-
-
 def _check_qid(path: str, number: int, qid: str, seen: dict[str, int]) -> None:
     if not qid or any(ch.isspace() for ch in qid):
         raise located(
@@ -56,21 +37,16 @@ def _check_qid(path: str, number: int, qid: str, seen: dict[str, int]) -> None:
 
 
 def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
-    """Read ``queries_gender_annotated.csv``: columns ``qid``, ``query``, ``label``.
-
-    The qid is the text before the first comma, the label the text after the last comma
-    (one of :data:`GENDER_LABELS`), and the query everything between, kept verbatim (commas
-    and spaces included).  Query set QS1 is ``frame[frame.label == "n"]``.  The published file
-    has no header; a first line ``qid,query,label`` (any case, surrounding spaces ignored) is
-    recognised as one and skipped.
-    """
+    """Read ``queries_gender_annotated.csv`` (unquoted ``qid,query text,label``): the qid is
+    before the first comma, the label (:data:`GENDER_LABELS`) after the last, the query verbatim
+    between; a first line ``qid,query,label`` is a header, skipped."""
     where = source_name(path)
     qids: list[str] = []
     queries: list[str] = []
     labels: list[str] = []
     seen: dict[str, int] = {}
     expected_labels = ", ".join(GENDER_LABELS)
-    for number, line in _lines(path, "query file"):
+    for number, line in open_lines(path, "query file"):
         fields = line.split(",")
         if [f.strip().lower() for f in fields] == ["qid", "query", "label"]:
             if number == 1:
@@ -113,18 +89,14 @@ def _column_name(header: str) -> str:
 
 
 def read_query_tsv(path: Source) -> pd.DataFrame:
-    """Read a tab-separated query file: columns ``qid``, ``query`` (and any annotation columns).
-
-    Without a header every line is ``qid<TAB>query``.  A first line whose first field is
-    ``QID`` (any case) is a header, as in the ``FULL_ANNOTATION`` files: every line then has as
-    many fields as the header, and the further columns are named after it in lower case with
-    non-alphanumerics as ``_`` (``Example/Description`` → ``example_description``).
-    """
+    """Read ``qid<TAB>query`` lines, or, after a header whose first field is ``QID`` (the
+    ``FULL_ANNOTATION`` files), as many fields as it names (``Example/Description`` →
+    ``example_description``)."""
     where = source_name(path)
     columns: list[str] | None = None
     rows: list[list[str]] = []
     seen: dict[str, int] = {}
-    for number, line in _lines(path, "query file"):
+    for number, line in open_lines(path, "query file"):
         if not line.strip():
             raise located(where, number, "found a blank line; expected qid<TAB>query")
         fields = line.split("\t")

@@ -1,32 +1,23 @@
 """The embedded testbed ``wikisample``: real passages, queries, judgements and runs.
 
-Everything here is built on the user's machine from text that ships inside a registry
-package, so the book executes with no network beyond the package registries:
+Built locally from text inside a registry package (no other network):
 
-* **Text.**  The ``gensim`` wheel carries, as test data, a shortened dump of the English
-  Wikipedia (``enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2``: 106
-  articles once redirects are skipped) and the Lee news corpus (``lee_background.cor``: 300
-  short news articles).  Both files are verified by sha256 before use.  Wikipedia articles are
-  split into sections, the markup removed with gensim's own ``filter_wiki``, and every section
-  cut into passages of about 100 words at sentence boundaries.  News articles become passages
-  the same way; they have no sections and act as distractors.
-* **Queries and judgements** are made the way TREC CAR makes them: the article title followed
-  by the section's heading path is the query, and the passages of that section are relevant
-  (grade 1).  The lead section's query is the title alone.  A query containing a term of the
-  project's gendered-term list is excluded (and counted), so the query set is gender-neutral.
-* **Bias-sensitive queries** are written by the team (``resources/queries_sensitive.tsv``), each
-  with the Wikipedia sections the team judged relevant to it.
-* **Runs** of five systems (see :mod:`rankbias.retrieval`), top-100 for every query of both
-  query sets.
+* **Text.**  The test data of the ``gensim`` wheel, verified by sha256: a shortened English
+  Wikipedia dump (106 articles without redirects), split into sections, cleaned with gensim's
+  ``filter_wiki`` and cut into passages of about 100 words at sentence ends; and the Lee news
+  corpus (300 articles), cut the same way, as distractors.
+* **Queries and judgements** as TREC CAR makes them: title plus heading path is the query, the
+  section's passages are relevant (grade 1); a query with a gendered term is excluded, counted.
+* **Bias-sensitive queries** written by the team (``resources/queries_sensitive.tsv``) with the
+  sections judged relevant.
+* **Runs** of five systems (:mod:`rankbias.retrieval`), top-100 for every query.
 
-The build is deterministic: the collection's sha256 is recorded in ``manifest.json`` and a
-rebuild must reproduce it.
+A rebuild must reproduce the collection's recorded sha256.
 """
 
 from __future__ import annotations
 
 import bz2
-import hashlib
 import json
 import re
 import shutil
@@ -36,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rankbias.data.fetch import sha256_of
 from rankbias.errors import InputError
 from rankbias.runs import write_qrels
 
@@ -48,26 +40,11 @@ SOURCE_SHA256 = {
 
 #: Sections that are lists of links or citations rather than prose.
 SKIPPED_SECTIONS = frozenset(
-    {
-        "references",
-        "external links",
-        "see also",
-        "notes",
-        "further reading",
-        "bibliography",
-        "sources",
-        "footnotes",
-        "citations",
-        "notes and references",
-        "references and notes",
-        "works cited",
-        "gallery",
-        "links",
-    }
+    "references|external links|see also|notes|further reading|bibliography|sources|footnotes|"
+    "citations|notes and references|references and notes|works cited|gallery|links".split("|")
 )
 
-#: sha256 of the ``collection.tsv`` this code extracts from the pinned sources.  A build that
-#: produces another file stops: the testbed would not be the one the data card documents.
+#: sha256 of the ``collection.tsv`` extracted from the pinned sources (a build checks it)
 COLLECTION_SHA256 = "5fd585f45a183bd72fec36203ebd410103dec3bf57d032e6efdd059802041ec0"
 
 PASSAGE_WORDS = 100  # target length; a passage closes at the first sentence end past it
@@ -101,7 +78,7 @@ def gensim_data_path(name: str) -> Path:
     path = Path(datapath(name))
     if not path.exists():
         raise InputError(f"{path}: gensim's test data file is missing; expected {name}")
-    found = sha256_file(path)
+    found = sha256_of(path)
     expected = SOURCE_SHA256[name]
     if found != expected:
         raise InputError(
@@ -109,14 +86,6 @@ def gensim_data_path(name: str) -> Path:
             "ships different test data, so the testbed would not be the documented one"
         )
     return path
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # ---- text -> passages ----------------------------------------------------------------------
@@ -344,7 +313,7 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
         {"docid": [p.docid for p in passages], "text": [p.text for p in passages]}
     )
     write_tsv(out / "collection.tsv", collection)
-    found = sha256_file(out / "collection.tsv")
+    found = sha256_of(out / "collection.tsv")
     if found != COLLECTION_SHA256:
         raise InputError(
             f"{out / 'collection.tsv'}: sha256 {found} differs from the documented "
@@ -388,7 +357,7 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
     manifest = {
         **info,
         "gensim": version("gensim"),
-        "collection_sha256": sha256_file(out / "collection.tsv"),
+        "collection_sha256": sha256_of(out / "collection.tsv"),
         "passages": len(passages),
         "passages_wiki": sum(p.source == "wiki" for p in passages),
         "passages_news": sum(p.source == "news" for p in passages),
@@ -411,11 +380,8 @@ SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 
 
 def testbed_dir(path: str | Path | None = None) -> Path:
-    """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else the repository's build.
-
-    The default is ``data/build/wikisample`` under the current directory or any parent (the
-    notebooks run from ``notebooks/``).  An error says how to build it when it is missing.
-    """
+    """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else ``data/build/wikisample``
+    under the current directory or a parent; an error says how to build it when missing."""
     import os
 
     if path is None:
@@ -469,13 +435,9 @@ def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
 
 
 def load_testbed(path: str | Path | None = None) -> Testbed:
-    """Read a built testbed (see :func:`testbed_dir` for where it is looked for).
-
-    Required: ``collection.tsv``, ``queries.tsv``, ``qrels.txt`` and ``runs/*.run``.  The files
-    only ``wikisample`` has are optional, so a folder of your own with the required layout
-    works too: without ``passages.tsv`` every passage has source ``collection``; without the
-    bias-sensitive set its tables are empty; without ``manifest.json`` the manifest is empty.
-    """
+    """Read a built testbed (found by :func:`testbed_dir`): ``collection.tsv``, ``queries.tsv``,
+    ``qrels.txt`` and ``runs/*.run`` are required, so a folder of your own works; without
+    ``passages.tsv`` every source is ``collection``, without the others their tables are empty."""
     from rankbias.runs import read_qrels
 
     root = testbed_dir(path)
