@@ -235,6 +235,32 @@ def test_a_full_disk_exits_2_and_keeps_the_previous_output(files, tmp_path, caps
         assert hidden_temporaries(tmp_path) == []
 
 
+def test_a_file_too_large_names_the_output_and_keeps_the_previous_one(files, tmp_path, big):
+    """A write the system refuses (here the process's file-size limit: EFBIG) is reported
+    with the output's own name, never the hidden temporary one, which is removed."""
+    import resource
+
+    out = tmp_path / "out" / "stats.csv"
+    out.parent.mkdir()
+    # first without the limit: the compiled scanner is built and cached (a compiler writes
+    # large files), and the output written
+    subprocess.run(command(*stats_args(files, out)), env=ENV, check=True, capture_output=True)
+    previous = out.read_bytes()
+
+    def small_files() -> None:
+        default_signals()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    done = subprocess.run(
+        command("stats", "--collection", big, "--terms", files["terms"], "--workers", "1",
+                "--out", out),
+        env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=small_files,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"rankbias stats: error: {out}: File too large"
+    assert out.read_bytes() == previous and hidden_temporaries(out.parent) == []
+
+
 def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(
     files, tmp_path, capsys, monkeypatch
 ):

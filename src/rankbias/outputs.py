@@ -278,11 +278,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         os.chmod(name, mode)
         os.replace(name, target)
         _fsync_dir(target.parent)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(name)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename in (None, name):
+            exc.filename = str(target)  # the user's file, never the hidden temporary one
         raise
     finally:
         _LIVE_TEMPS.discard(name)
