@@ -705,3 +705,38 @@ def test_an_offline_ir_datasets_id_is_one_line(files, tmp_path, capsys, monkeypa
     )
     assert "Failed to resolve 'example.org'" in err
     assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("command_name", ["stats", "score"])
+def test_a_collection_changed_while_it_is_read_is_refused(
+    files, tmp_path, big, capsys, monkeypatch, command_name
+):
+    """The local engine records the collection's identity when it starts and checks it after
+    every block and at the end: a file truncated while it is read gives an error and no
+    output, never a partial table with exit 0."""
+    from rankbias import collection
+
+    reader = "iter_blocks" if command_name == "stats" else "iter_collection_stats"
+    original = getattr(collection, reader)
+
+    def truncate_after_the_first(*args, **kwargs):
+        result = original(*args, **kwargs)
+        blocks = result[1] if isinstance(result, tuple) else result
+        for index, block in enumerate(blocks):
+            if index == 0:
+                os.truncate(big, big.stat().st_size // 2)
+            yield block
+
+    if command_name == "stats":
+        monkeypatch.setattr(
+            collection, reader, lambda *a, **k: (None, truncate_after_the_first(*a, **k))
+        )
+    else:
+        monkeypatch.setattr(collection, reader, truncate_after_the_first)
+    out = tmp_path / "o.csv"
+    args = [command_name, "--collection", big, "--terms", files["terms"], "--workers", "1"]
+    if command_name == "score":
+        args += ["--run", files["run"], "--missing", "neutral"]
+    status, err = run_main([*args, "--out", out], capsys)
+    assert status == 2 and f"{big}: the file changed while it was read" in err
+    assert not out.exists() and hidden_temporaries(tmp_path) == []

@@ -274,8 +274,9 @@ def identity(location: str) -> tuple | None:
         fs, path = fsspec.core.url_to_fs(location)
         info = fs.info(path)
         return (info.get("size"), str(info.get("mtime") or info.get("LastModified") or ""))
-    status = os.stat(location)
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+    from rankbias.inputs import file_identity
+
+    return file_identity(location)
 
 
 def _changed(label: str) -> InputError:

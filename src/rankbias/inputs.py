@@ -18,6 +18,7 @@ import contextlib
 import gzip
 import io
 import os
+import stat
 import zlib
 from collections.abc import Iterator
 from typing import IO, BinaryIO
@@ -315,3 +316,23 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
     name = source_name(source)
     with open_binary(source, what) as stream:
         yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)
+
+
+def file_identity(path: str | os.PathLike) -> tuple | None:
+    """What identifies a regular file's content for the length of a command: device, inode,
+    size and modification time; ``None`` for anything else (a pipe, a device), which is read
+    once as a stream anyway."""
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def check_unchanged(path: str | os.PathLike, started: tuple | None) -> None:
+    """An :class:`InputError` naming ``path`` if it is no longer the file it was when
+    :func:`file_identity` gave ``started`` (replaced, rewritten or truncated)."""
+    if started is not None and file_identity(path) != started:
+        raise InputError(
+            f"{path}: the file changed while it was read (replaced, rewritten or truncated); "
+            "nothing was written; expected a file that stays unchanged during the command"
+        )

@@ -12,6 +12,7 @@ from rankbias.commands import options
 from rankbias.commands.progress import estimate_lines, progress
 from rankbias.distributed import CONNECT_TIMEOUT_S, WAIT_FOR_WORKERS_S
 from rankbias.errors import InputError
+from rankbias.inputs import check_unchanged, file_identity
 
 ENGINES = ("local", "dask")
 
@@ -99,6 +100,7 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
 
     source = Path(args.collection)
     if source.exists():
+        started = file_identity(source)
         blocks = collection.iter_collection_stats(
             source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
         )
@@ -112,8 +114,10 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
             weight=len,
         ):
             parts.append(part)
+            check_unchanged(source, started)  # never the statistics of two files
             if check is not None:
                 check()
+        check_unchanged(source, started)
         if not parts:
             raise InputError(
                 f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"

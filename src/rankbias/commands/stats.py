@@ -27,6 +27,7 @@ from rankbias.commands.collection import (
 )
 from rankbias.commands.progress import estimate_lines, progress, wanted
 from rankbias.errors import InputError
+from rankbias.inputs import check_unchanged, file_identity
 
 RESERVED_COLUMNS = ("docid", "length", "neutrality")
 
@@ -94,6 +95,7 @@ def document_blocks(args, lexicon, show_progress: bool):
         return
     source = Path(args.collection)
     if source.exists():
+        started = file_identity(source)
         _, raw_blocks = collection.iter_blocks(
             source, lexicon, args.tokenizer, False, args.workers, collection.DEFAULT_BLOCK_BYTES
         )
@@ -106,7 +108,9 @@ def document_blocks(args, lexicon, show_progress: bool):
             weight=lambda block: len(block.lengths),
         )
         for b in counted:
+            check_unchanged(source, started)  # never a table of two files
             yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
+        check_unchanged(source, started)
         return
     stats = collection.stats_from_pairs(
         ir_datasets_pairs(args.collection, show_progress, "stats"),
