@@ -740,3 +740,35 @@ def test_a_collection_changed_while_it_is_read_is_refused(
     status, err = run_main([*args, "--out", out], capsys)
     assert status == 2 and f"{big}: the file changed while it was read" in err
     assert not out.exists() and hidden_temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_line_longer_than_the_limit_is_refused(files, tmp_path, capsys, engine):
+    """A line without a line end for longer than --max-line-bytes is an error naming the
+    file, on both engines (the Dask engine on a cluster of its own)."""
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    path = tmp_path / "long.tsv"
+    path.write_bytes(b"d1\tshe said\n" + b"d2\t" + b"x" * 3_000_000 + b"\nd3\the\n")
+    out = tmp_path / "o.csv"
+    args = ["stats", "--collection", path, "--terms", files["terms"], "--engine", engine]
+    args += ["--workers", "1", "--max-line-bytes", "1000000", "--out", out]
+    status, err = run_main(args, capsys)
+    assert status == 2 and "runs for more than 1000000 bytes without a line end" in err
+    assert "long.tsv" in err and not out.exists()
+    # the default limit (64 MiB) reads the same file
+    assert run_main(args[:-4] + ["--out", out], capsys)[0] == 0
+
+
+def test_an_endless_input_is_refused_within_the_limit(files, tmp_path):
+    """/dev/zero never ends a line: the command stops at the limit instead of reading it
+    into memory until it is killed."""
+    out = tmp_path / "o.csv"
+    done = subprocess.run(
+        command("stats", "--collection", "/dev/zero", "--terms", files["terms"],
+                "--max-line-bytes", "5000000", "--out", out),
+        env=ENV, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "/dev/zero: the line that starts near byte 0 runs for more than 5000000" in done.stderr
+    assert not out.exists()

@@ -52,6 +52,33 @@ __all__ = [
 ]
 
 DEFAULT_BLOCK_BYTES = 1 << 22  # 4 MiB of collection text per work unit
+#: The longest line a collection may have (``--max-line-bytes``): far above any real passage
+#: or web page, and a clear error for an endless input (``/dev/zero``, a file without line
+#: ends) instead of reading it whole into memory.
+MAX_LINE_BYTES = 1 << 26  # 64 MiB
+
+
+def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> None:
+    """A line of ``data`` longer than ``limit`` bytes is an error.  Only a block longer than
+    the limit can hold one, so the usual blocks (4 MiB, under the 64 MiB default) cost
+    nothing."""
+    if len(data) <= limit:
+        return
+    codes = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero((codes == 10) | (codes == 13))
+    bounds = np.concatenate([[-1], ends, [len(data)]])
+    longest = int(np.argmax(np.diff(bounds)))
+    if bounds[longest + 1] - bounds[longest] - 1 > limit:
+        raise _line_too_long(label, offset + int(bounds[longest]) + 1, limit)
+
+
+def _line_too_long(label: str, offset: int, limit: int) -> InputError:
+    return InputError(
+        f"{label}: the line that starts near byte {offset} runs for more than {limit} bytes "
+        "without a line end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
+    )
+
+
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
 _EXPECTED = "expected 'docid<TAB>text' lines"
@@ -314,7 +341,9 @@ def _complete_lines_end(data: bytes) -> int:
     return last + 1
 
 
-def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[bytes, int, str]]:
+def _sequential_blocks(
+    source: _Source, block_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[bytes, int, str]]:
     """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
     (``where`` names what offsets count: the file or its decompressed bytes)."""
     if source.kind == "gzip":
@@ -348,16 +377,23 @@ def _sequential_blocks(source: _Source, block_bytes: int) -> Iterator[tuple[byte
         data = carry + chunk if carry else chunk
         cut = _complete_lines_end(data)
         if cut == 0:
+            if len(data) > max_line_bytes:
+                raise _line_too_long(source.label, offset, max_line_bytes)
             carry = data
             continue
+        _check_line_lengths(data[:cut], offset, max_line_bytes, source.label)
         yield data[:cut], offset, where
         offset += cut
         carry = data[cut:]
 
 
-def _next_cut(fd: int, pos: int, end: int) -> int:
-    """The first position ≥ ``pos`` just after a complete line break (``end`` if none)."""
+def _next_cut(fd: int, pos: int, end: int, limit: int, label: str) -> int:
+    """The first position ≥ ``pos`` just after a complete line break (``end`` if none); no
+    break within ``limit`` bytes is an error."""
+    started = pos
     while pos < end:
+        if pos - started > limit:
+            raise _line_too_long(label, started, limit)
         window = os.pread(fd, min(1 << 16, end - pos), pos)
         if not window:
             return end
@@ -373,9 +409,9 @@ def _next_cut(fd: int, pos: int, end: int) -> int:
     return end
 
 
-def _range_cuts(fd: int, start: int, end: int, target: int) -> Iterator[tuple[int, int]]:
+def _range_cuts(fd, start, end, target, limit, label) -> Iterator[tuple[int, int]]:
     while start < end:
-        stop = _next_cut(fd, min(start + target, end), end) if start + target < end else end
+        stop = _next_cut(fd, start + target, end, limit, label) if start + target < end else end
         yield start, stop
         start = stop
 
@@ -401,7 +437,9 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> Iterator[Block]:
+def _source_blocks(
+    source: _Source, matcher, per_term, workers, block_bytes, max_line_bytes
+) -> Iterator[Block]:
     from rankbias import kernel
 
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
@@ -411,13 +449,15 @@ def _source_blocks(source: _Source, matcher, per_term, workers, block_bytes) -> 
 
         def run(cut):
             a, b = cut
-            return count_block(os.pread(fd, b - a, a), a, matcher, per_term)
+            data = os.pread(fd, b - a, a)
+            _check_line_lengths(data, a, max_line_bytes, source.label)
+            return count_block(data, a, matcher, per_term)
 
-        return _ordered(run, _range_cuts(fd, source.start, size, block_bytes), workers)
+        cuts = _range_cuts(fd, source.start, size, block_bytes, max_line_bytes, source.label)
+        return _ordered(run, cuts, workers)
 
-    return _ordered(
-        _block_counter(matcher, per_term), _sequential_blocks(source, block_bytes), workers
-    )
+    blocks = _sequential_blocks(source, block_bytes, max_line_bytes)
+    return _ordered(_block_counter(matcher, per_term), blocks, workers)
 
 
 def _block_counter(matcher: TermMatcher, per_term: bool):
@@ -494,9 +534,17 @@ def _docids_at_lines(path: Path, indices: list[int]) -> list[str]:
     return [wanted[i + 1] for i in indices]
 
 
-def iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes=DEFAULT_BLOCK_BYTES):
+def iter_blocks(
+    path,
+    lexicon,
+    tokenizer,
+    per_term,
+    workers,
+    block_bytes=DEFAULT_BLOCK_BYTES,
+    max_line_bytes=MAX_LINE_BYTES,
+):
     """``(matcher, blocks)``: the raw blocks of a collection file, in order, checked for
-    repeated docids when the stream ends."""
+    repeated docids when the stream ends; a line longer than ``max_line_bytes`` is an error."""
     matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
     source = _open_source(path)
@@ -505,7 +553,8 @@ def iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes=DEFAULT
         hashes = []
         try:
             for block in _located_blocks(
-                _source_blocks(source, matcher, per_term, workers, block_bytes), source.label
+                _source_blocks(source, matcher, per_term, workers, block_bytes, max_line_bytes),
+                source.label,
             ):
                 hashes.append((block.hashes, block.hashes2))
                 yield block
@@ -528,13 +577,16 @@ def iter_collection_stats(
     per_term: bool = False,
     workers: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[DocStats]:
     """Stream the statistics of a collection file (module docstring), one :class:`DocStats` per
     block of about ``block_bytes``, on ``workers`` threads (default: all cores); a repeated
     docid is found when the stream ends."""
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
-    matcher, blocks = iter_blocks(path, lexicon, tokenizer, per_term, workers, block_bytes)
+    matcher, blocks = iter_blocks(
+        path, lexicon, tokenizer, per_term, workers, block_bytes, max_line_bytes
+    )
     for block in blocks:
         yield block.stats(matcher)
 

@@ -60,6 +60,7 @@ MIN_PARTITION_BYTES = 1 << 20
 PARTITIONS_PER_THREAD = 4  # a few per worker thread, so that a slow worker does not hold all
 CONNECT_TIMEOUT_S = 10.0  # --connect-timeout: a scheduler that does not answer in time is an error
 WAIT_FOR_WORKERS_S = 30.0  # --worker-wait: how long a cluster may have no worker at all
+MAX_LINE_BYTES = 1 << 26  # --max-line-bytes: the local engine's limit (collection.MAX_LINE_BYTES)
 INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 
 
@@ -306,7 +307,21 @@ def _size_of(location: str) -> int:
     return os.path.getsize(location)
 
 
-def plan_partitions(location: str, target_bytes: int) -> list[tuple[int, int]]:
+def _rest_of_line(handle, limit: int, location: str, offset: int) -> bytes:
+    """The rest of the current line (with its line end), at most ``limit`` bytes long."""
+    rest = handle.readline(limit + 1)
+    if len(rest) > limit and not rest.endswith(b"\n"):
+        raise InputError(
+            f"{location}: the line that starts near byte {offset} runs for more than {limit} "
+            "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets "
+            "the limit)"
+        )
+    return rest
+
+
+def plan_partitions(
+    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+) -> list[tuple[int, int]]:
     """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file.
 
     Each range ends just after a line break (or at the end of the file).  A compressed file is
@@ -322,14 +337,21 @@ def plan_partitions(location: str, target_bytes: int) -> list[tuple[int, int]]:
         while start < size:
             handle.seek(min(start + target_bytes, size))
             if handle.tell() < size:
-                handle.readline()
+                _rest_of_line(handle, max_line_bytes, location, handle.tell())
             end = handle.tell()
             ranges.append((start, end))
             start = end
     return ranges
 
 
-def _line_blocks(location: str, start: int, end: int, block_bytes: int, expected=None):
+def _line_blocks(
+    location: str,
+    start: int,
+    end: int,
+    block_bytes: int,
+    expected=None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+):
     """``(offset, bytes)``: blocks of whole lines of the range ``[start, end)`` (``end == -1``:
     the whole decompressed stream of a compressed file); offsets count from the start of the
     (decompressed) file, as the local engine's do.  A byte-order mark at the start of the file
@@ -354,7 +376,7 @@ def _line_blocks(location: str, start: int, end: int, block_bytes: int, expected
             if not block:
                 return
             if not block.endswith(b"\n") and (end == -1 or offset + len(block) < end):
-                block += handle.readline()
+                block += _rest_of_line(handle, max_line_bytes, location, offset)
             size = len(block)
             if offset == 0 and block.startswith(BOM):
                 yield len(BOM), block[len(BOM) :]
@@ -389,6 +411,7 @@ def count_byte_range(
     tokenizer: str,
     per_term: bool,
     expected: tuple | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> _PartitionCounts:
     """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
 
@@ -403,7 +426,8 @@ def count_byte_range(
 
     matcher = TermMatcher(lexicon, tokenizer)
     parts, hashes, n_lines = [], [], 0
-    for offset, block in _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES, expected):
+    blocks = _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES, expected, max_line_bytes)
+    for offset, block in blocks:
         try:
             raw = count_block(block, offset, matcher, per_term)
         except BlockError as exc:
@@ -458,6 +482,7 @@ def iter_stats_on_dask(
     per_term: bool = False,
     partition_bytes: int | None = None,
     progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[DocStats]:
     """Stream the statistics of a collection file computed on the cluster of ``client``, one
     :class:`~rankbias.text.DocStats` per partition, in file order.
@@ -470,8 +495,11 @@ def iter_stats_on_dask(
     location, label = _collection_location(collection)
     started = identity(location)
     target = partition_bytes or _partition_bytes(location, client)
-    state = _StreamState(label, location, plan_partitions(location, target), [], [])
-    calls = [(location, a, b, lexicon, tokenizer, per_term, started) for a, b in state.ranges]
+    ranges = plan_partitions(location, target, max_line_bytes)
+    state = _StreamState(label, location, ranges, [], [])
+    calls = [
+        (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes) for a, b in ranges
+    ]
     try:
         with contextlib.closing(
             _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rankbias.commands import options
 from rankbias.commands.progress import estimate_lines, progress
-from rankbias.distributed import CONNECT_TIMEOUT_S, WAIT_FOR_WORKERS_S
+from rankbias.distributed import CONNECT_TIMEOUT_S, MAX_LINE_BYTES, WAIT_FOR_WORKERS_S
 from rankbias.errors import InputError
 from rankbias.inputs import check_unchanged, file_identity
 
@@ -35,6 +35,14 @@ def add_collection_arguments(parser, required: bool = True) -> None:
         "pairs",
     )
     parser.add_argument("--tokenizer", choices=options.TOKENIZERS, default="default")
+    parser.add_argument(
+        "--max-line-bytes",
+        type=options.positive_int,
+        default=MAX_LINE_BYTES,
+        metavar="N",
+        help=f"the longest line a collection may have (default {MAX_LINE_BYTES}, 64 MiB); a "
+        "longer one, or an input without line ends, is an error",
+    )
     parser.add_argument(
         "--workers",
         type=options.worker_count,
@@ -102,7 +110,12 @@ def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, ch
     if source.exists():
         started = file_identity(source)
         blocks = collection.iter_collection_stats(
-            source, lexicon, args.tokenizer, per_term=per_term, workers=args.workers
+            source,
+            lexicon,
+            args.tokenizer,
+            per_term=per_term,
+            workers=args.workers,
+            max_line_bytes=args.max_line_bytes,
         )
         parts = []
         for part in progress(

@@ -88,7 +88,12 @@ def document_blocks(args, lexicon, show_progress: bool):
             args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
         ) as client:
             blocks = iter_stats_on_dask(
-                client, args.collection, lexicon, args.tokenizer, progress=show_progress
+                client,
+                args.collection,
+                lexicon,
+                args.tokenizer,
+                progress=show_progress,
+                max_line_bytes=args.max_line_bytes,
             )
             for b in blocks:
                 yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
@@ -97,7 +102,13 @@ def document_blocks(args, lexicon, show_progress: bool):
     if source.exists():
         started = file_identity(source)
         _, raw_blocks = collection.iter_blocks(
-            source, lexicon, args.tokenizer, False, args.workers, collection.DEFAULT_BLOCK_BYTES
+            source,
+            lexicon,
+            args.tokenizer,
+            False,
+            args.workers,
+            collection.DEFAULT_BLOCK_BYTES,
+            args.max_line_bytes,
         )
         counted = progress(
             raw_blocks,
