@@ -570,3 +570,46 @@ def test_commands_on_a_scheduler_with_two_workers(tmp_path, scheduler_address):
         assert done.returncode == 0, done.stderr
         outputs.append(out)
     assert outputs[1].read_bytes() == outputs[0].read_bytes()
+
+
+def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path):
+    """`dask scheduler` and one `dask worker --no-nanny` (nobody restarts it): the worker is
+    killed while the command waits on it, and the command ends within --worker-wait with one
+    message instead of waiting for minutes."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(BIN / "dask")
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+    )  # fmt: skip
+    worker = None
+    try:
+        time.sleep(1.0)
+        worker = subprocess.Popen(
+            [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+             "--no-dashboard", "--local-directory", str(tmp_path / "w")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+        )  # fmt: skip
+        with distributed.Client(address, timeout=60) as probe:
+            probe.wait_for_workers(1, timeout=120)
+        collection = generated_collection(tmp_path / "c.tsv", 300_000)
+        command = subprocess.Popen(
+            [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
+             "default", "--engine", "dask", "--scheduler", address, "--worker-wait", "3",
+             "--out", str(tmp_path / "o.csv")],
+            env=child_env(), stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(2.0)  # connected, partitions submitted
+        worker.kill()
+        killed = time.monotonic()
+        _, err = command.communicate(timeout=90)
+        elapsed = time.monotonic() - killed
+    finally:
+        for process in (worker, scheduler):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    assert command.returncode == 2, err
+    assert "has had no worker for 3 s" in err and "Traceback" not in err
+    assert elapsed < 30 and not (tmp_path / "o.csv").exists()
