@@ -159,9 +159,19 @@ def test_from_frame_rejects_duplicates_and_nan():
     dup = pd.DataFrame({"qid": ["q", "q"], "docid": ["a", "a"], "score": [1.0, 2.0]})
     with pytest.raises(InputError, match="appears more than once for query q"):
         Run.from_frame(dup, name="r")
-    nan = pd.DataFrame({"qid": ["q"], "docid": ["a"], "score": [np.nan]})
-    with pytest.raises(InputError, match="score NaN"):
-        Run.from_frame(nan, name="r")
+    for bad in (np.nan, np.inf, -np.inf):
+        frame = pd.DataFrame({"qid": ["q"], "docid": ["a"], "score": [bad]})
+        with pytest.raises(InputError, match=f"document a has score {bad}; expected a finite"):
+            Run.from_frame(frame, name="r")
+    for column, value in (("docid", None), ("qid", None), ("docid", " "), ("qid", np.nan)):
+        frame = pd.DataFrame({"qid": ["q", "q"], "docid": ["a", "b"], "score": [1.0, 2.0]})
+        frame[column] = frame[column].astype(object)
+        frame.loc[1, column] = value
+        with pytest.raises(InputError, match=f"row 1 has {column} .*; expected a non-empty id"):
+            Run.from_frame(frame, name="r")
+    text = pd.DataFrame({"qid": ["q"], "docid": ["a"], "score": ["high"]})
+    with pytest.raises(InputError, match="column score holds a non-number"):
+        Run.from_frame(text, name="r")
 
 
 def test_qrels_roundtrip_and_errors(tmp_path):

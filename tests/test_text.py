@@ -278,3 +278,12 @@ def test_a_token_that_starts_with_a_term_is_not_the_term(tmp_path, tokenizer):
     path.write_text("".join(f"{d}\t{t}\n" for d, t in zip("ab", texts, strict=True)))
     scanned = read_collection_stats(path, lexicon, tokenizer, workers=1)
     assert scanned.group_counts.tolist() == [[1, 0], [0, 1]]
+
+
+def test_document_stats_refuses_repeated_or_non_text_docids():
+    with pytest.raises(ValueError, match="docids: 'a' at position 2 is used twice"):
+        document_stats(["he", "she", "it"], LEX, docids=["a", "b", "a"])
+    with pytest.raises(ValueError, match="docids: None at position 1 is a NoneType"):
+        document_stats(["he", "she"], LEX, docids=["a", None])
+    with pytest.raises(ValueError, match="docids: 1 docids for 2 texts; expected one each"):
+        document_stats(["he", "she"], LEX, docids=["a"])

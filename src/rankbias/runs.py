@@ -55,14 +55,26 @@ class Run:
         missing = {"qid", "docid", "score"} - set(frame.columns)
         if missing:
             raise InputError(f"run {name!r}: table lacks column(s) {sorted(missing)}")
+        for column in ("qid", "docid"):
+            values = frame[column]
+            bad = values.isna() | (values.astype(str).str.strip() == "")
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise InputError(
+                    f"run {name!r}: row {row} has {column} {values.iloc[row]!r}; expected a "
+                    "non-empty id"
+                )
         qid = frame["qid"].astype(str).to_numpy(dtype=object)
         docid = frame["docid"].astype(str).to_numpy(dtype=object)
-        score = frame["score"].to_numpy(dtype=np.float64)
-        if np.isnan(score).any():
-            first = int(np.flatnonzero(np.isnan(score))[0])
+        try:
+            score = frame["score"].to_numpy(dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"run {name!r}: column score holds a non-number ({exc})") from None
+        if not np.isfinite(score).all():
+            first = int(np.flatnonzero(~np.isfinite(score))[0])
             raise InputError(
-                f"run {name!r}: query {qid[first]} document {docid[first]} has score NaN; "
-                "expected a number"
+                f"run {name!r}: query {qid[first]} document {docid[first]} has score "
+                f"{score[first]}; expected a finite number"
             )
         if len(qid) == 0:
             empty = np.zeros(0, dtype=object)

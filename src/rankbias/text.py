@@ -398,7 +398,16 @@ def document_stats(
         else np.array(list(docids), dtype=object)
     )
     if len(ids) != len(lowered):
-        raise ValueError(f"{len(ids)} docids for {len(lowered)} texts")
+        raise ValueError(f"docids: {len(ids)} docids for {len(lowered)} texts; expected one each")
+    seen: dict[str, int] = {}
+    for position, docid in enumerate(ids):
+        if not isinstance(docid, str) or docid in seen:
+            found = "used twice" if docid in seen else f"a {type(docid).__name__}"
+            raise ValueError(
+                f"docids: {docid!r} at position {position} is {found}; expected distinct "
+                "strings"
+            )
+        seen[docid] = position
     if len(lowered) == 0:
         lengths = np.zeros(0, dtype=np.int64)
         counts = np.zeros((0, len(lexicon.groups)), dtype=np.int64)
