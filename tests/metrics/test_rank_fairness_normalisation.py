@@ -1,7 +1,9 @@
 """rND/rKL: the two normalisations of rankbias.metrics.rank_fairness against brute force.
 
-Expected values: a direct transcription of the definitions (Yang & Stoyanovich 2017 Eq. 2;
-Ziems et al. 2024 Eq. 2–4) evaluated on every distinct ordering, and one example by hand.
+Expected values: a direct transcription of the definitions (the maximum as normaliser: Yang &
+Stoyanovich 2017; min–max: Ziems et al. 2024 Eq. 2; the utilities: Ziems et al. 2024 Eq. 3–4
+with Yang & Stoyanovich's absolute value) evaluated on every distinct ordering, and examples by
+hand.
 """
 
 from __future__ import annotations
