@@ -55,6 +55,19 @@ def test_fairest_of_three_with_one_protected_by_hand():
     )
 
 
+def test_fairest_of_three_with_one_protected_rkl_by_hand():
+    # KL in bits of (share, 1 − share) from (1/3, 2/3): share 0 gives log2(3/2), share 1 log2 3,
+    # share 1/2 gives (log2(3/2) + log2(3/4)) / 2.  Protected second: shares 0, 1/2, 1/3;
+    # protected first (the most unfair): 1, 1/2, 1/3 (the last cut point adds 0).
+    half = (math.log2(3 / 2) + math.log2(3 / 4)) / 2
+    fairest = math.log2(3 / 2) + half / math.log2(3)
+    unfair = math.log2(3) + half / math.log2(3)
+    assert rkl([0, 1, 0]) == pytest.approx(fairest / unfair)
+    assert round(rkl([0, 1, 0]), 3) == 0.390
+    assert rkl([0, 1, 0], normalisation="min_max") == 0.0
+    assert rkl([1, 0, 0]) == 1.0
+
+
 @pytest.mark.parametrize("measure", ["rnd", "rkl"])
 @pytest.mark.parametrize(("step", "discount"), [(1, "log2(i+1)"), (2, "log2(i+1)"), (1, "log2(i)")])
 def test_min_max_normalisation_against_every_ordering(measure, step, discount):

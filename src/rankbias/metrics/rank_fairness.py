@@ -29,7 +29,7 @@ with the same ``N`` and ``P`` are offered (``normalisation=``):
   ordering"**. With cut points at every rank (``step=1``), the default discount and
   ``0 < P < N`` no ordering scores 0 (the share of the top 1 is 0 or 1), and the fairest
   ordering's value depends on ``N`` and ``P``: of 3 items with 1 protected, the fairest ordering
-  (protected second) scores ``0.568``;
+  (protected second) scores ``0.568`` in rND and ``0.390`` in rKL;
 - ``"min_max"``: ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, which they apply to
   rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser): 0 = a fairest ordering of these
   ``N`` items with ``P`` protected, 1 = a most unfair one; NaN when every ordering has the same
