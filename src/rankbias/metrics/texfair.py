@@ -17,8 +17,8 @@ cut at ``k' = min(k, len)``:
 - Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p −
   p̂|`` and ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (reported as
   missing, never 0 or 1: the book's Conventions page, section "Undefined values").
-- AWRF (Eq. 4–6, Sapiezynski et al.): ``E = Σ_{r≤k'} v_r a(d_r)`` with
-  ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
+- AWRF (Eq. 4–6, Sapiezynski et al.; the association of Eq. 14, §6): ``E = Σ_{r≤k'} v_r a(d_r)``
+  with ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
   ``AWRF = Δ(E / ‖E‖₁, Ê)`` with ``Δ`` the L1 distance by default (``l2``, ``jsd`` —
   Jensen–Shannon divergence in bits — and ``kl`` — ``KL(E/‖E‖₁ ‖ Ê)`` in nats — selectable).
   Higher = further from the target = more biased.
@@ -251,7 +251,7 @@ register(
         "awrf",
         "texfair",
         "AWRF@k = Δ(E/‖E‖₁, Ê), E = Σ_{r≤k} v_r a(d_r), a_g(d) = M_g/Σ_x M_x (1/|G| if none)",
-        "sapiezynski2019awrf; abolghasemi2024texfair Eq. 4–6",
+        "sapiezynski2019awrf; abolghasemi2024texfair Eq. 4–6 with the association of Eq. 14",
         HigherIs.MORE_BIASED,
         (Input.TERM_STATISTICS,),
         _awrf_kernel,
