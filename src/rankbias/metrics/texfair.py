@@ -13,7 +13,8 @@ cut at ``k' = min(k, len)``:
 - TED (Eq. 12): ``Σ_g |p(g|q,k) − p̂_g| · RBDF`` (targets ``p̂``, uniform by default) and
   ``TExFAIR = max(TED) − TED`` (Eq. 13) with ``max(TED) = 2(1 − min_g p̂_g)`` (1 for two
   uniform groups).  No group term in the top ``k'``: ``RBDF = 0``, ``TED = 0`` and
-  ``TExFAIR = max(TED)``.
+  ``TExFAIR = max(TED)`` (a convention: Eq. 12 is an undefined ``p`` times ``RBDF = 0`` there,
+  a case the paper does not discuss; ``TED ≤ max(TED) · RBDF`` makes 0 its limit).
 - Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p −
   p̂|`` and ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (reported as
   missing, never 0 or 1: the book's Conventions page, section "Undefined values").
