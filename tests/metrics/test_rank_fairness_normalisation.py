@@ -1,7 +1,9 @@
 """rND/rKL: the two normalisations of rankbias.metrics.rank_fairness against brute force.
 
-Expected values: a direct transcription of the definitions (Yang & Stoyanovich 2017 Eq. 2;
-Ziems et al. 2024 Eq. 2–4) evaluated on every distinct ordering, and one example by hand.
+Expected values: a direct transcription of the definitions (the maximum as normaliser: Yang &
+Stoyanovich 2017; min–max: Ziems et al. 2024 Eq. 2; the utilities: Ziems et al. 2024 Eq. 3–4
+with Yang & Stoyanovich's absolute value) evaluated on every distinct ordering, and examples by
+hand.
 """
 
 from __future__ import annotations
@@ -51,6 +53,19 @@ def test_fairest_of_three_with_one_protected_by_hand():
     assert rnd([0, 0, 1], normalisation="min_max") == pytest.approx(
         (last - fairest) / (unfair - fairest)
     )
+
+
+def test_fairest_of_three_with_one_protected_rkl_by_hand():
+    # KL in bits of (share, 1 − share) from (1/3, 2/3): share 0 gives log2(3/2), share 1 log2 3,
+    # share 1/2 gives (log2(3/2) + log2(3/4)) / 2.  Protected second: shares 0, 1/2, 1/3;
+    # protected first (the most unfair): 1, 1/2, 1/3 (the last cut point adds 0).
+    half = (math.log2(3 / 2) + math.log2(3 / 4)) / 2
+    fairest = math.log2(3 / 2) + half / math.log2(3)
+    unfair = math.log2(3) + half / math.log2(3)
+    assert rkl([0, 1, 0]) == pytest.approx(fairest / unfair)
+    assert round(rkl([0, 1, 0]), 3) == 0.390
+    assert rkl([0, 1, 0], normalisation="min_max") == 0.0
+    assert rkl([1, 0, 0]) == 1.0
 
 
 @pytest.mark.parametrize("measure", ["rnd", "rkl"])

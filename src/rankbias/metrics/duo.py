@@ -35,7 +35,8 @@ Duo is one minus the min–max normalised DCV over all orderings ``π`` of the s
                                   {\max_\pi \mathrm{DCV} - \min_\pi \mathrm{DCV}}
 
 so 1 = the most biased order (low variance early), 0 = the most balanced order, and 0.5 when
-every ordering gives the same DCV (the released code's convention).
+every ordering gives the same DCV: the fraction is then 0/0, which the paper leaves undefined,
+and 0.5 is the released code's convention.
 
 Exact normalisation
 -------------------
@@ -707,7 +708,8 @@ register(
         "duo",
         "duo",
         "Duo@k = 1 − (DCV − min_π DCV)/(max_π DCV − min_π DCV), DCV = Σ_i u(i)/log2 i over the "
-        "top k's polarisation scores; exact bounds; 0.5 when max = min",
+        "top k's polarisation scores; exact bounds; 0.5 when max = min (0/0, undefined in the "
+        "paper; the released code's convention)",
         "ziems2024indexical Eq. 2, 5, 6",
         HigherIs.MORE_BIASED,
         (Input.POLARISATION,),

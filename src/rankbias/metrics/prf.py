@@ -1,7 +1,7 @@
 r"""Pairwise ranking fairness: PRF (Beutel et al., KDD 2019), normed PRF, |ΔA-PRF| and the batch
 disparity statistics PD and TS (Li et al., *Debiasing Neural Retrieval via In-batch Balancing
-Regularization*, 2022: ``li2022debiasing`` Eq. 1–4 and §4).  Choices: the book's Conventions page,
-section "Scores in pairwise ranking fairness".
+Regularization*, 2022: ``li2022debiasing`` Eq. 1–4, §3.2.2 and §4.3).  Choices: the book's
+Conventions page, section "Scores in pairwise ranking fairness".
 
 Definitions
 -----------
@@ -30,8 +30,9 @@ belong to neither group and are not "non-clicked" either.
 - ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Li et al. (2022) Eq. 4 prints
   ``nPRF_m`` twice; the group-specific reading is meant).  Computed through the identity
   ``PD = mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
-- ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)``, the squared Welch t-statistic, with the
-  population variances ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
+- ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (Li et al. (2022) §3.2.2, the unnumbered
+  equation after Eq. 4), the squared Welch t-statistic, with the population variances
+  ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
   ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
   (``form="printed"`` computes it, for comparison only).
 
@@ -380,7 +381,7 @@ for _name, _display, _definition, _reference, _extra in (
         "delta_a_prf",
         "|ΔA-PRF|",
         "|ΔA-PRF|@k = |mean_{T_m} PRF_m − mean_{T_f} PRF_f| over the queries of the run",
-        "li2022debiasing §4",
+        "li2022debiasing §4.3",
         (),
     ),
     (
@@ -394,7 +395,7 @@ for _name, _display, _definition, _reference, _extra in (
         "ts",
         "TS",
         "TS@k = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f) of the per-query nPRF values",
-        "li2022debiasing §4 (standard form of the printed statistic)",
+        "li2022debiasing §3.2.2 (standard form of the printed statistic)",
         (DDOF,),
     ),
 ):

@@ -1,6 +1,6 @@
 r"""rND and rKL: normalised discounted group-fairness measures of a ranking (Yang & Stoyanovich,
-*Measuring Fairness in Ranked Outputs*, SSDBM 2017, ``yang2017measuring``; restated in Ziems et al.
-(2024), Eq. 1–4).
+*Measuring Fairness in Ranked Outputs*, SSDBM 2017, ``yang2017measuring``, who divide by the
+maximum; restated with a min–max normaliser in Ziems et al. (2024), Eq. 1–4).
 
 Definition
 ----------
@@ -22,16 +22,18 @@ code ``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P
 The raw value is the discounted sum ``Σ_i u(i) · d(i)``.  Two normalisations over all orderings
 with the same ``N`` and ``P`` are offered (``normalisation=``):
 
-- ``"max"`` (the default; the public implementation's normalisation and the book's choice, see the
-  book's Conventions page, section "rND and rKL: normalisation"): ``raw / Z`` with ``Z`` the
-  maximum. 1 = the most unfair ordering; 0 only when the protected share of every cut point equals
-  ``P_N``, so **0 does not mean "the fairest ordering"**. With cut points at every rank
-  (``step=1``), the default discount and ``0 < P < N`` no ordering scores 0 (the share of the top 1
-  is 0 or 1), and the fairest ordering's value depends on ``N`` and ``P``: of 3 items with 1
-  protected, the fairest ordering (protected second) scores ``0.568``;
-- ``"min_max"``: ``(raw − min) / (max − min)`` (Yang & Stoyanovich 2017 Eq. 2, restated in
-  Ziems et al. 2024 Eq. 2): 0 = a fairest ordering of these ``N`` items with ``P`` protected,
-  1 = a most unfair one; NaN when every ordering has the same raw value.
+- ``"max"`` (the default; Yang & Stoyanovich's normaliser ``Z``, that of their public
+  implementation, and the book's choice, see the book's Conventions page, section "rND and rKL:
+  normalisation"): ``raw / Z`` with ``Z`` the maximum. 1 = the most unfair ordering; 0 only
+  when the protected share of every cut point equals ``P_N``, so **0 does not mean "the fairest
+  ordering"**. With cut points at every rank (``step=1``), the default discount and
+  ``0 < P < N`` no ordering scores 0 (the share of the top 1 is 0 or 1), and the fairest
+  ordering's value depends on ``N`` and ``P``: of 3 items with 1 protected, the fairest ordering
+  (protected second) scores ``0.568`` in rND and ``0.390`` in rKL;
+- ``"min_max"``: ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, which they apply to
+  rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser): 0 = a fairest ordering of these
+  ``N`` items with ``P`` protected, 1 = a most unfair one; NaN when every ordering has the same
+  raw value.
 
 Discount. The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
 undefined at ``i = 1``. The public implementation (FairRank ``calculateNDFairness``, used by Pair
@@ -334,8 +336,8 @@ NORMALISATION = Parameter(
     "normalisation",
     "str",
     "max",
-    "normaliser over all orderings: raw / max, or (raw − min) / (max − min) "
-    "(Yang & Stoyanovich 2017 Eq. 2; Ziems et al. 2024 Eq. 2)",
+    "normaliser over all orderings: raw / max (Yang & Stoyanovich 2017, FairRank), or "
+    "(raw − min) / (max − min) (Ziems et al. 2024 Eq. 2)",
     allowed=("max", "min_max"),
 )
 KL_SMOOTHING = Parameter(
@@ -370,7 +372,8 @@ register(
         "rank_fairness",
         "rND@k = Σ_{cut i} |P_i − P_N| d(i), normalised over all orderings of the top k "
         "(by the maximum, or min–max)",
-        "yang2017measuring Eq. 2; ziems2024indexical Eq. 2–3",
+        "yang2017measuring (rND, divided by the maximum); ziems2024indexical Eq. 1–3 (min–max: "
+        "Eq. 2)",
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
         _membership_kernel(rnd, smoothing=False),
@@ -384,7 +387,8 @@ register(
         "rank_fairness",
         "rKL@k = Σ_{cut i} KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) d(i), normalised over all orderings "
         "of the top k (by the maximum, or min–max)",
-        "yang2017measuring Eq. 2; ziems2024indexical Eq. 2, 4",
+        "yang2017measuring (rKL, divided by the maximum); ziems2024indexical Eq. 1, 2, 4 "
+        "(min–max: Eq. 2)",
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
         _membership_kernel(rkl, smoothing=True),

@@ -13,12 +13,13 @@ cut at ``k' = min(k, len)``:
 - TED (Eq. 12): ``Σ_g |p(g|q,k) − p̂_g| · RBDF`` (targets ``p̂``, uniform by default) and
   ``TExFAIR = max(TED) − TED`` (Eq. 13) with ``max(TED) = 2(1 − min_g p̂_g)`` (1 for two
   uniform groups).  No group term in the top ``k'``: ``RBDF = 0``, ``TED = 0`` and
-  ``TExFAIR = max(TED)``.
+  ``TExFAIR = max(TED)`` (a convention: Eq. 12 is an undefined ``p`` times ``RBDF = 0`` there,
+  a case the paper does not discuss; ``TED ≤ max(TED) · RBDF`` makes 0 its limit).
 - Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p −
   p̂|`` and ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (reported as
   missing, never 0 or 1: the book's Conventions page, section "Undefined values").
-- AWRF (Eq. 4–6, Sapiezynski et al.): ``E = Σ_{r≤k'} v_r a(d_r)`` with
-  ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
+- AWRF (Eq. 4–6, Sapiezynski et al.; the association of Eq. 14, §6): ``E = Σ_{r≤k'} v_r a(d_r)``
+  with ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
   ``AWRF = Δ(E / ‖E‖₁, Ê)`` with ``Δ`` the L1 distance by default (``l2``, ``jsd`` —
   Jensen–Shannon divergence in bits — and ``kl`` — ``KL(E/‖E‖₁ ‖ Ê)`` in nats — selectable).
   Higher = further from the target = more biased.
@@ -251,7 +252,7 @@ register(
         "awrf",
         "texfair",
         "AWRF@k = Δ(E/‖E‖₁, Ê), E = Σ_{r≤k} v_r a(d_r), a_g(d) = M_g/Σ_x M_x (1/|G| if none)",
-        "sapiezynski2019awrf; abolghasemi2024texfair Eq. 4–6",
+        "sapiezynski2019awrf; abolghasemi2024texfair Eq. 4–6 with the association of Eq. 14",
         HigherIs.MORE_BIASED,
         (Input.TERM_STATISTICS,),
         _awrf_kernel,
