@@ -404,8 +404,7 @@ def document_stats(
         if not isinstance(docid, str) or docid in seen:
             found = "used twice" if docid in seen else f"a {type(docid).__name__}"
             raise ValueError(
-                f"docids: {docid!r} at position {position} is {found}; expected distinct "
-                "strings"
+                f"docids: {docid!r} at position {position} is {found}; expected distinct strings"
             )
         seen[docid] = position
     if len(lowered) == 0:
