@@ -16,7 +16,7 @@ MAX_LINES = 14_400
 ALLOWED = {
     "metrics": {"metrics"},
     "scoring": {"metrics", "runs", "text"},
-    "distributed": {"scoring", "collection", "text", "runs", "lexicon"},
+    "distributed": {"scoring", "collection", "text", "runs", "lexicon", "inputs"},
     "commands": None,  # the top: anything
     "analysis": {
         "analysis",

@@ -336,3 +336,14 @@ def check_unchanged(path: str | os.PathLike, started: tuple | None) -> None:
             f"{path}: the file changed while it was read (replaced, rewritten or truncated); "
             "nothing was written; expected a file that stays unchanged during the command"
         )
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """Hex sha256 of the file at ``path``, read in 1 MiB chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from rankbias.data.catalog import Resource, select
 from rankbias.errors import InputError
+from rankbias.inputs import sha256_of
 from rankbias.outputs import atomic_path, is_disk_full, remove_stale_temps
 
 CHUNK_BYTES = 1 << 20
@@ -41,15 +42,6 @@ def mirror_base_url(mirror: str) -> str:
         f"mirror {mirror!r}: found neither a URL (http://, https://, file://) nor an existing "
         f"directory; expected a base URL or directory laid out as <owner>/<repo>/<commit>/<path>"
     )
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file at ``path``, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _matches(path: Path, resource: Resource) -> tuple[bool, str | None]:

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rankbias.data.fetch import sha256_of
 from rankbias.errors import InputError
+from rankbias.inputs import sha256_of
 from rankbias.runs import write_qrels
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
