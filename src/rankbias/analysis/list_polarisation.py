@@ -70,7 +70,8 @@ def run_polarisation(
 
     Columns ``qid, docid, score``, one PCA per list.  A query the run lacks, or whose list has
     fewer than ``min_docs`` documents (every ordering of one or two ties: Duo is 0/0, which
-    the paper leaves undefined and the released code sets to 0.5), is not scored; it is listed in ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``.
+    the paper leaves undefined and the released code sets to 0.5), is not scored; it is
+    listed in ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``.
     """
     if cutoff < 1:
         raise ValueError(f"cutoff: expected a positive integer, found {cutoff}")
