@@ -308,3 +308,35 @@ def test_an_unwritable_directory_is_refused(tmp_path):
             check_output(locked / "out.csv")
     finally:
         locked.chmod(0o700)
+
+
+def test_a_terminated_swallowed_by_a_finaliser_still_ends_the_write(tmp_path):
+    """SIGTERM whose handler runs while the main thread is in a ``__del__``: Python prints and
+    drops the ``Terminated``; the temporary is gone all the same, and closing the writer ends
+    the command as terminated instead of reporting the missing temporary file."""
+    import gc
+
+    from rankbias import outputs
+
+    target = tmp_path / "out.csv"
+    target.write_text("previous\n")
+
+    class SignalsOnCollection:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs here, inside the finaliser
+                pass
+
+    with pytest.raises(outputs.Terminated), outputs.handle_signals():
+        try:
+            with outputs.TableWriter(target) as writer:
+                writer.write(pd.DataFrame({"a": [1, 2]}))
+                SignalsOnCollection()
+                gc.collect()
+                writer.write(pd.DataFrame({"a": [3]}))  # the command went on
+        finally:
+            pending = list(outputs.PENDING_SIGNALS)
+            outputs.PENDING_SIGNALS.clear()
+    assert pending == [signal.SIGTERM]
+    assert target.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]

@@ -149,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a bad option (already reported on one line)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     name = f"rankbias {args.command}"
-    from rankbias.outputs import Terminated, handle_signals, workers_die_with_parent
+    from rankbias.outputs import (
+        PENDING_SIGNALS,
+        Terminated,
+        handle_signals,
+        workers_die_with_parent,
+    )
 
     try:
         with handle_signals(), workers_die_with_parent():
@@ -168,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         if args.debug:
             raise
+        if PENDING_SIGNALS:  # the signal's Terminated was swallowed; this error follows from it
+            print(
+                f"{name}: {Terminated(PENDING_SIGNALS[0])}; no output was written", file=sys.stderr
+            )
+            return 128 + PENDING_SIGNALS[0]
         message = describe_error(exc)
         if message is None:
             print(

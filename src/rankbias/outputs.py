@@ -50,6 +50,11 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".csv.gz", ".tsv.gz")
 
 # temporary files of this process that exist right now (removed by the signal handler too)
 _LIVE_TEMPS: set[str] = set()
+#: Signals received while :func:`handle_signals` was active.  The handler raises
+#: :class:`Terminated`, but Python swallows an exception raised while the main thread runs a
+#: finaliser (``__del__``, a weakref callback); the record makes sure the command still ends
+#: as terminated, never as an error about the temporary file the handler removed.
+PENDING_SIGNALS: list[int] = []
 
 
 # ---- formats -------------------------------------------------------------------------------
@@ -266,6 +271,8 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     _LIVE_TEMPS.add(name)
     try:
         yield Path(name)
+        if PENDING_SIGNALS:  # a Terminated the interpreter swallowed: end as terminated
+            raise Terminated(PENDING_SIGNALS[0])
         fd = os.open(name, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -283,6 +290,8 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
             os.unlink(name)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and PENDING_SIGNALS:
+            raise Terminated(PENDING_SIGNALS[0]) from None
         if isinstance(exc, OSError) and exc.filename in (None, name):
             exc.filename = str(target)  # the user's file, never the hidden temporary one
         raise
@@ -430,6 +439,7 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        PENDING_SIGNALS.append(signum)
         _remove_live_temps()
         raise Terminated(signum)
 
