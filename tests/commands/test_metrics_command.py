@@ -16,7 +16,7 @@ from rankbias.metrics.measures import measures
 
 REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "data/build/wikisample"
-COLUMNS = ["name", "family", "higher_is", "inputs", "parameters", "reference"]
+COLUMNS = ["name", "family", "higher_is", "inputs", "parameters", "reference", "display"]
 FAMILIES = {"rab", "fairr", "texfair", "duo", "rank_fairness", "prf", "rbo"}
 
 

@@ -4,9 +4,10 @@
 
     rankbias metrics [--format table|csv|json]
 
-One row per measure with ``name, family, higher_is, inputs, parameters, reference`` (the
-declarations of :mod:`rankbias.metrics.measures`); ``higher_is`` is one of ``fairer``,
-``more_biased``, ``signed``, ``neither``.  Parameters are shown as ``name=default (allowed
+One row per measure with ``name, family, higher_is, inputs, parameters, reference, display``
+(the declarations of :mod:`rankbias.metrics.measures`; ``display`` is how tables and figures
+write the measure); ``higher_is`` is one of ``fairer``, ``more_biased``, ``signed``,
+``neither``.  Parameters are shown as ``name=default (allowed
 values or type)`` and are given to a measure as ``name(key=value,…)@k``, e.g.
 ``nfairr(tau=0)@10``.
 """
@@ -17,7 +18,7 @@ import json
 import sys
 
 FORMATS = ("table", "csv", "json")
-COLUMNS = ("name", "family", "higher_is", "inputs", "parameters", "reference")
+COLUMNS = ("name", "family", "higher_is", "inputs", "parameters", "reference", "display")
 
 
 def register(subparsers) -> None:
