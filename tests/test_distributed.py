@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import os
 import socket
@@ -38,28 +37,6 @@ def child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     return env
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as connected,
-    ):
-        yield connected
-
-
-@pytest.fixture
-def on_cluster(monkeypatch, client):
-    """Commands run with ``--engine dask`` use the module's LocalCluster (no start-up each)."""
-
-    @contextlib.contextmanager
-    def shared(*args, **options):
-        yield client
-
-    monkeypatch.setattr(engine, "dask_client", shared)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ are in no run (so NFaiRR's collection-wide ideal must come from the whole collec
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 
 import numpy as np
@@ -104,25 +103,10 @@ def data(tmp_path_factory):
     return folder
 
 
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as connected,
-    ):
-        yield connected
-
-
 @pytest.fixture
-def on_cluster(monkeypatch, client):
-    @contextlib.contextmanager
-    def shared(*args, **options):
-        yield client
-
-    monkeypatch.setattr(engine, "dask_client", shared)
-    monkeypatch.setattr(engine, "MIN_PARTITION_BYTES", 4096)  # several partitions
+def parts(on_cluster, monkeypatch):
+    """The shared cluster, with partitions of 4 KiB: the collection is cut in several."""
+    monkeypatch.setattr(engine, "MIN_PARTITION_BYTES", 4096)
     monkeypatch.setattr(engine, "MAX_PARTITION_BYTES", 4096)
 
 
@@ -139,7 +123,7 @@ def score(data, engine_name: str, metrics: list[str], extra=()) -> pd.DataFrame:
     return pd.read_csv(out, keep_default_na=False, na_values=[""])
 
 
-def test_every_measure_over_its_grid_is_the_same_on_both_engines(data, on_cluster):
+def test_every_measure_over_its_grid_is_the_same_on_both_engines(data, parts):
     requests = list(itertools.chain.from_iterable(grid(m) for m in measures()))
     reading_background = [r for r in requests if r.parameters().get("background") == "run"]
     others = [r for r in requests if r not in reading_background]

@@ -1,0 +1,34 @@
+"""Fixtures shared by the tests of the two engines."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A LocalCluster of two single-threaded worker processes, for a module's tests."""
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (the optional extra 'dask')"
+    )
+    with (
+        distributed.LocalCluster(
+            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as connected,
+    ):
+        yield connected
+
+
+@pytest.fixture
+def on_cluster(monkeypatch, client):
+    """Commands run with ``--engine dask`` use the module's LocalCluster (no start-up each)."""
+    import rankbias.distributed as engine
+
+    @contextlib.contextmanager
+    def shared(*args, **options):
+        yield client
+
+    monkeypatch.setattr(engine, "dask_client", shared)
