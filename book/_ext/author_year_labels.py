@@ -1,8 +1,12 @@
 """Bibliography labels in the author-year form of the book's citations.
 
-The book cites with ``bibtex_reference_style: author_year``, so the text reads
-"(Abolghasemi et al., 2024)", but pybtex's default ``alpha`` labels would head the same entry
-in the bibliography with "[AAA+24]".  This extension registers a pybtex label style that
+The book cites in the field's author-year form with round brackets: ``{cite:t}`` reads
+"Abolghasemi et al. (2024)" and ``{cite:p}`` "(Abolghasemi et al., 2024)", each linked as a
+whole to its entry.  sphinxcontrib-bibtex's ``author_year`` style writes square brackets and
+links only the year of a textual citation; this extension registers the referencing style
+``author_year_round`` (select it with ``bibtex_reference_style: author_year_round``).
+pybtex's default ``alpha`` labels would head the entries in the bibliography with
+"[AAA+24]".  This extension registers a pybtex label style that
 builds the label the way the parenthetical citation is written -- the prefixed last name
 ("de Rijke") of one author, "A and B" for two, "A et al." for three or more (editors when an
 entry has no author), a comma and the year -- and a formatting style ``author_year_labels``
@@ -14,14 +18,23 @@ would get the same label ("Smith et al., 2020") get letters after the year in so
 
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass, field
 
 import pybtex.plugin
+import sphinxcontrib.bibtex.plugin
 from pybtex.richtext import Text
 from pybtex.style.formatting.unsrt import Style as UnsrtStyle
 from pybtex.style.labels import BaseLabelStyle
 from pybtex.style.sorting import BaseSortingStyle
+from sphinxcontrib.bibtex.style.referencing import BracketStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+from sphinxcontrib.bibtex.style.referencing.basic_author_year import (
+    BasicAuthorYearTextualReferenceStyle,
+)
+from sphinxcontrib.bibtex.style.template import join, join2, post_text, pre_text, reference, year
 
 STYLE_NAME = "author_year_labels"
+REFERENCE_STYLE_NAME = "author_year_round"
 
 
 def _plain(latex: str) -> str:
@@ -86,7 +99,62 @@ class AuthorYearLabelsStyle(UnsrtStyle):
     default_sorting_style = STYLE_NAME
 
 
+def _round() -> BracketStyle:
+    return BracketStyle(left="(", right=")")
+
+
+@dataclass
+class WholeTextualReferenceStyle(BasicAuthorYearTextualReferenceStyle):
+    """``{cite:t}``: "Author et al. (2024)", or "(2024, Eq. 2)" with a post-text, linked whole."""
+
+    def inner(self, role_name: str):
+        return reference[
+            join(sep=self.text_reference_sep)[
+                self.person.author_or_editor_or_title(full="s" in role_name),
+                join[
+                    self.bracket.left,
+                    join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[
+                        pre_text, year, post_text
+                    ],
+                    self.bracket.right,
+                ],
+            ]
+        ]
+
+
+@dataclass
+class AuthorYearRoundReferenceStyle(AuthorYearReferenceStyle):
+    """sphinxcontrib-bibtex's author-year citations with round brackets, textual ones linked
+    whole."""
+
+    bracket_textual: BracketStyle = field(default_factory=_round)
+    bracket_parenthetical: BracketStyle = field(default_factory=_round)
+    bracket_author: BracketStyle = field(default_factory=_round)
+    bracket_label: BracketStyle = field(default_factory=_round)
+    bracket_year: BracketStyle = field(default_factory=_round)
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.styles[:] = [
+            WholeTextualReferenceStyle(
+                bracket=self.bracket_textual,
+                person=self.person,
+                text_reference_sep=self.text_reference_sep,
+                pre_text_sep=self.pre_text_sep,
+                post_text_sep=self.post_text_sep,
+            )
+            if isinstance(style, BasicAuthorYearTextualReferenceStyle)
+            else style
+            for style in self.styles
+        ]
+
+
 def setup(app):
+    sphinxcontrib.bibtex.plugin.register_plugin(
+        "sphinxcontrib.bibtex.style.referencing",
+        REFERENCE_STYLE_NAME,
+        AuthorYearRoundReferenceStyle,
+    )
     pybtex.plugin.register_plugin("pybtex.style.labels", STYLE_NAME, AuthorYearLabelStyle)
     pybtex.plugin.register_plugin("pybtex.style.sorting", STYLE_NAME, AuthorYearSortingStyle)
     pybtex.plugin.register_plugin("pybtex.style.formatting", STYLE_NAME, AuthorYearLabelsStyle)
