@@ -133,7 +133,16 @@ def offer_executed_notebook(app, pagename, templatename, context, doctree):
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+# Opened from disk (file://) the browser refuses the search page's fetch of each result's page
+# (for its summary): one console error and an uncaught TypeError per result.  There the results
+# are listed without summaries; over http they keep them.
+NO_SUMMARY_FROM_DISK = (
+    'if (location.protocol === "file:") DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;'
+)
+
+
 def setup(app):
+    app.add_js_file(None, body=NO_SUMMARY_FROM_DISK, priority=210)
     app.connect("config-inited", use_local_mathjax)
     app.connect("config-inited", switch_off_thebe)
     app.connect("html-page-context", offer_executed_notebook, priority=500)

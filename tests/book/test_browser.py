@@ -317,6 +317,24 @@ def test_search_page_finds_texfair(chromium_context, book_server):
     assert any("AWRF" in hit and "TExFAIR" in hit for hit in hits), hits
 
 
+def test_search_works_from_disk(chromium_context, book_html):
+    """Opened as a file (``file://``), the search page lists results without an error."""
+    page = chromium_context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto((book_html / "search.html").as_uri() + "?q=TExFAIR", timeout=PAGE_TIMEOUT_MS)
+        results = page.locator("#search-results ul.search li")
+        results.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_timeout(1000)  # the per-result fetches, where they happen, fail by now
+        hits = results.all_inner_texts()
+    finally:
+        page.close()
+    assert any("TExFAIR" in hit for hit in hits), hits
+    assert not errors, errors
+
+
 def test_each_chapter_offers_its_notebook_and_source_for_download(visits, book_server, book_html):
     failures = {}
     for name, visit in visits.items():
