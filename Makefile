@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 TESTBED := data/build/wikisample
 STAMP  := $(VENV)/.installed
 
-.PHONY: all install book chapter test lint pytest book-strict browser-test data bench clean distclean mutation
+.PHONY: all install book chapter lab test lint pytest book-strict browser-test data bench clean distclean mutation
 
 all: book
 
@@ -69,6 +69,15 @@ endif
 
 chapter: data
 	$(PY) book/_ext/build_chapter.py "$(NB)"
+
+# JupyterLab on the project's environment, the chapters opening as notebooks (jupytext reads
+# the MyST Markdown; book/_lab/overrides.json makes that the default for .md files).
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+
+lab: data
+	mkdir -p $(LAB_SETTINGS)
+	cp book/_lab/overrides.json $(LAB_SETTINGS)/overrides.json
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)"
 
 # ---- tests -------------------------------------------------------------------------------
 lint: $(STAMP)
