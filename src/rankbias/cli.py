@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "rankbias.commands.stats",
     "rankbias.commands.score",
     "rankbias.commands.metrics",
+    "rankbias.commands.compare",
 )
 
 EXIT_USAGE = 2

@@ -1,0 +1,204 @@
+"""Paired comparisons of systems (rankbias.analysis.compare), on generated score tables with
+known differences, against scipy's and statsmodels' own implementations."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rankbias.analysis.compare import OUTPUT, check_scores, compare, sign_flip_test
+from rankbias.errors import InputError
+
+
+def tidy(values: dict, metric="nfairr", cutoff=10) -> pd.DataFrame:
+    """A score table from {run: per-query values} (queries q0, q1, …; NaN kept)."""
+    return pd.DataFrame(
+        [
+            {"run": run, "qid": f"q{i}", "metric": metric, "cutoff": cutoff, "value": v}
+            for run, column in values.items()
+            for i, v in enumerate(column)
+        ]
+    )
+
+
+def test_a_planted_difference_of_0_1_on_60_queries_is_found():
+    rng = np.random.default_rng(42)
+    base = rng.uniform(0.3, 0.7, 60)
+    noise = rng.normal(0, 0.05, 60)
+    noise -= noise.mean()  # the sample difference is exactly the planted 0.1
+    table = compare(tidy({"fair": base + 0.1 + noise, "less_fair": base}), seed=1)
+    row = table.iloc[0]
+    assert (row["run_a"], row["run_b"], row["n_queries"]) == ("fair", "less_fair", 60)
+    assert row["diff"] == pytest.approx(0.1)
+    assert row["ci_low"] < 0.1 < row["ci_high"] and row["ci_high"] - row["ci_low"] < 0.05
+    assert row["p_value"] < 1e-3 and row["significant"]
+    assert row["test"] == "randomisation (10000 sign flips)"
+    assert row["effect_size"] == pytest.approx(0.1 / np.std(noise, ddof=1))
+    assert row["fairer"] == "fair"  # NFaiRR: higher is fairer
+
+
+def test_the_exact_test_on_10_queries_is_scipys_exact_permutation_test():
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        a, b = rng.uniform(0, 1, 10), rng.uniform(0, 1, 10)
+        expected = stats.permutation_test(
+            (a, b),
+            lambda x, y: np.mean(x - y),
+            permutation_type="samples",
+            n_resamples=np.inf,
+            alternative="two-sided",
+        ).pvalue
+        ours = compare(tidy({"a": a, "b": b})).iloc[0]
+        assert ours["test"] == "randomisation (exact)"
+        assert abs(ours["p_value"] - expected) < 0.02
+        assert ours["p_value"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_monte_carlo_test_is_close_to_the_exact_one():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.15, 0.5, 18)  # more than 16 queries: Monte Carlo
+    signs = 1 - 2 * ((np.arange(2**18)[:, None] >> np.arange(18)) & 1)  # all 2**18 patterns
+    exact = np.mean(np.abs(signs @ d) / 18 >= abs(d.mean()) - 1e-12)
+    p, is_exact = sign_flip_test(d, 20_000, np.random.default_rng(0))
+    assert not is_exact and abs(p - exact) < 0.01 and 0.01 < exact < 0.99
+
+
+def test_no_difference_gives_alpha_false_positives_and_at_most_one_after_holm():
+    rng = np.random.default_rng(11)
+    frames = []
+    for k in range(100):  # 100 metric/cut-off pairs, two runs drawn from one distribution
+        frames.append(tidy({"a": rng.normal(0, 1, 30), "b": rng.normal(0, 1, 30)}, "nfairr", k + 1))
+    table = compare(pd.concat(frames), permutations=2_000, bootstrap=200, seed=0)
+    assert len(table) == 100
+    unadjusted = int((table["p_value"] < 0.05).sum())
+    assert 1 <= unadjusted <= 12  # binomial(100, 0.05): 1–12 holds with probability 0.998
+    assert int(table["significant"].sum()) <= 1
+    assert (table["p_adjusted"] >= table["p_value"]).all()
+
+
+def test_t_and_wilcoxon_are_scipys():
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(0, 1, 25), rng.uniform(0, 1, 25)
+    t = compare(tidy({"a": a, "b": b}), test="t").iloc[0]
+    w = compare(tidy({"a": a, "b": b}), test="wilcoxon").iloc[0]
+    assert t["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    assert w["p_value"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
+    assert (t["test"], w["test"]) == ("paired t", "wilcoxon")
+
+
+def test_the_correction_runs_over_every_comparison_of_the_call():
+    rng = np.random.default_rng(2)
+    frames = [
+        tidy({"a": rng.uniform(0, 1, 12) + shift, "b": rng.uniform(0, 1, 12)}, "nfairr", k)
+        for k, shift in ((5, 0.5), (10, 0.05), (20, 0.0))
+    ]
+    none = compare(pd.concat(frames), correction="none")
+    holm = compare(pd.concat(frames), correction="holm")
+    bonferroni = compare(pd.concat(frames), correction="bonferroni")
+    assert np.allclose(none["p_adjusted"], none["p_value"])
+    assert np.allclose(bonferroni["p_adjusted"], np.minimum(1, 3 * none["p_value"]))
+    order = np.argsort(none["p_value"].to_numpy())
+    by_hand = np.maximum.accumulate(np.minimum(1, (3 - np.arange(3)) * none["p_value"].iloc[order]))
+    assert np.allclose(holm["p_adjusted"].iloc[order], by_hand)
+    bh = compare(pd.concat(frames), correction="bh")
+    ranked = none["p_value"].iloc[order].to_numpy() * 3 / np.arange(1, 4)
+    by_hand = np.minimum(1, np.minimum.accumulate(ranked[::-1])[::-1])
+    assert np.allclose(bh["p_adjusted"].iloc[order], by_hand)
+
+
+def test_fairer_follows_the_measures_direction():
+    up, down = np.linspace(0.5, 0.9, 8), np.linspace(0.1, 0.5, 8)
+    rows = {
+        metric: compare(tidy({"x": up, "y": down}, metric)).iloc[0]["fairer"]
+        for metric in ("nfairr", "awrf", "rab", "rbdf", "nDCG")
+    }
+    assert rows == {
+        "nfairr": "x",  # higher is fairer
+        "awrf": "y",  # higher is more biased
+        "rab": "signed measure: compare |value|",
+        "rbdf": "not a fairness score",
+        "nDCG": "unknown direction",
+    }
+    assert compare(tidy({"x": up, "y": up})).iloc[0]["fairer"] == "neither"
+
+
+def test_undefined_values_and_missing_queries_are_counted():
+    scores = pd.concat(
+        [
+            tidy({"a": [0.1, np.nan, 0.3, 0.4, 0.5, 0.6], "b": [0.2, 0.2, np.nan, 0.1, 0.3, 0.4]}),
+            pd.DataFrame([{"run": "a", "qid": "qa", "metric": "nfairr", "cutoff": 10, "value": 1}]),
+            pd.DataFrame([{"run": "b", "qid": "qb", "metric": "nfairr", "cutoff": 10, "value": 1}]),
+            pd.DataFrame([{"run": "b", "qid": "qc", "metric": "nfairr", "cutoff": 10, "value": 1}]),
+        ]
+    )
+    row = compare(scores).iloc[0]
+    assert (row["n_queries"], row["n_undefined"], row["n_only_a"], row["n_only_b"]) == (4, 2, 1, 2)
+    assert row["mean_a"] == pytest.approx(np.mean([0.1, 0.4, 0.5, 0.6]))
+    assert row["mean_b"] == pytest.approx(np.mean([0.2, 0.1, 0.3, 0.4]))
+
+
+def test_pairs_and_baseline():
+    rng = np.random.default_rng(0)
+    scores = tidy({run: rng.uniform(0, 1, 5) for run in ("bm25", "dense", "hybrid")})
+    every = compare(scores)
+    assert list(zip(every["run_a"], every["run_b"], strict=True)) == [
+        ("bm25", "dense"),
+        ("bm25", "hybrid"),
+        ("dense", "hybrid"),
+    ]
+    against = compare(scores, baseline="bm25")
+    assert list(zip(against["run_a"], against["run_b"], strict=True)) == [
+        ("dense", "bm25"),
+        ("hybrid", "bm25"),
+    ]
+    assert list(against.columns) == list(OUTPUT)
+
+
+def test_system_level_rows_are_listed_apart():
+    scores = pd.concat(
+        [
+            tidy({"a": [0.1, 0.2], "b": [0.2, 0.3]}),
+            pd.DataFrame({"run": ["a", "b"], "qid": "all", "metric": "delta_a_prf", "cutoff": 10,
+                          "value": [0.1, 0.2]}),
+        ]
+    )  # fmt: skip
+    table = compare(scores)
+    assert set(table["metric"]) == {"nfairr"}
+    assert table.attrs["system_level"] == ["delta_a_prf"]
+
+
+def test_the_same_seed_gives_the_same_table():
+    rng = np.random.default_rng(9)
+    scores = tidy({"a": rng.uniform(0, 1, 40), "b": rng.uniform(0, 1, 40)})
+    pd.testing.assert_frame_equal(compare(scores, seed=4), compare(scores, seed=4))
+    assert compare(scores, seed=4)["ci_low"].iloc[0] != compare(scores, seed=5)["ci_low"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: compare(s[s["run"] == "a"]), "expected two or more runs"),
+        (lambda s: compare(s, baseline="bm25"), "baseline 'bm25' is not a run"),
+        (lambda s: compare(s.drop(columns="value")), "no column(s) value"),
+        (lambda s: compare(s, test="z"), "test 'z'"),
+        (lambda s: compare(s, correction="sidak"), "correction 'sidak'"),
+        (lambda s: compare(s, permutations=0), "permutations: expected a positive integer"),
+        (lambda s: compare(s, confidence=95), "confidence: expected a number between 0 and 1"),
+        (lambda s: compare(s, metrics=["texfair"]), "metric(s) texfair not in the scores"),
+        (lambda s: compare(pd.concat([s, s])), "is given twice"),
+        (lambda s: compare(s.assign(value="high")), "expected integer cutoffs and numeric"),
+        (lambda s: compare(s.assign(value=np.inf)), "expected finite"),
+    ],
+)
+def test_bad_input_is_refused_naming_what_is_wrong(call, message):
+    scores = tidy({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.2, 0.2]})
+    with pytest.raises((ValueError, InputError)) as error:
+        call(scores)
+    assert message in str(error.value)
+
+
+def test_check_scores_types_the_columns():
+    checked = check_scores(tidy({"a": [0.5]}).astype({"cutoff": str, "value": str}))
+    assert checked["cutoff"].dtype == "Int64" and checked["value"].dtype == float
+    with pytest.raises(TypeError, match="expected a DataFrame"):
+        check_scores([1, 2])

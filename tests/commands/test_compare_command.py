@@ -1,0 +1,145 @@
+"""``rankbias compare`` on the command line: the table ``rankbias score`` writes, in and out."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.analysis.compare import OUTPUT, read_scores
+from rankbias.cli import main
+from rankbias.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+TESTBED = REPO / "data/build/wikisample"
+
+
+def write_scores(path: Path, shift: float = 0.1, n: int = 40, seed: int = 0) -> Path:
+    """Runs "plain", "fair" (plain + shift, jittered) and "noisy" on n queries, as a CSV."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.2, 0.8, n)
+    jitter = rng.normal(0, 0.02, n)
+    fair, noisy = base + shift + jitter - jitter.mean(), base + rng.normal(0, 0.2, n)
+    rows = []
+    for run, values in (("fair", fair), ("plain", base), ("noisy", noisy)):
+        rows += [(run, f"q{i}", "nfairr", 10, v) for i, v in enumerate(values)]
+    frame = pd.DataFrame(rows, columns=["run", "qid", "metric", "cutoff", "value"])
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_compare_writes_every_pair_and_shows_a_table(tmp_path, capsys):
+    scores = write_scores(tmp_path / "scores.csv")
+    out, plot = tmp_path / "cmp.tsv", tmp_path / "forest.svg"
+    assert main(["compare", str(scores), "--out", str(out), "--plot", str(plot)]) == 0
+    captured = capsys.readouterr()
+    table = pd.read_csv(out, sep="\t")
+    assert list(table.columns) == list(OUTPUT)
+    assert list(zip(table["run_a"], table["run_b"], strict=True)) == [
+        ("fair", "plain"),
+        ("fair", "noisy"),
+        ("plain", "noisy"),
+    ]
+    fair = table.iloc[0]
+    assert fair["diff"] == pytest.approx(0.1) and fair["significant"] and fair["fairer"] == "fair"
+    assert "d_z" in captured.out and "fair" in captured.out
+    assert "3 comparisons" in captured.err
+    assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_baseline_test_and_correction_reach_the_library(tmp_path):
+    scores = write_scores(tmp_path / "scores.csv")
+    out = tmp_path / "cmp.csv"
+    args = ["compare", str(scores), "--out", str(out), "--baseline", "plain", "--test", "t"]
+    assert main([*args, "--correction", "none", "-q"]) == 0
+    table = pd.read_csv(out)
+    assert list(table["run_b"]) == ["plain", "plain"]
+    assert set(table["test"]) == {"paired t"}
+    assert np.allclose(table["p_adjusted"], table["p_value"])
+
+
+def test_a_score_table_from_rankbias_score_round_trips(tmp_path):
+    if not (TESTBED / ".complete").exists():
+        pytest.skip("needs the testbed (make data)")
+    scores = tmp_path / "scores.csv.gz"
+    runs = [str(TESTBED / "runs" / f"{name}.run") for name in ("bm25", "dense")]
+    measures = "nfairr(tau=0,strict=true),texfair"
+    collection = str(TESTBED / "collection.tsv")
+    args = ["--collection", collection, "--terms", "default", "--metrics", measures]
+    args += ["--run", runs[0], "--run", runs[1], "--cutoffs", "10", "--out", str(scores)]
+    assert main(["-q", "score", *args]) == 0
+    read = read_scores(scores)
+    assert set(read["metric"]) == {"nfairr(tau=0,strict=true)", "texfair"}  # quoted commas
+    out = tmp_path / "cmp.csv"
+    assert main(["-q", "compare", str(scores), "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert len(table) == 2 and (table["n_queries"] > 1000).all()
+    # every query of either run is counted once: compared, undefined, or in one run only
+    for row in table.itertuples():
+        union = read.loc[read["metric"] == row.metric, "qid"].nunique()
+        assert row.n_queries + row.n_undefined + row.n_only_a + row.n_only_b == union
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "the file is empty"),
+        ("run,qid,metric,value\n", "expected the columns run,qid,metric,cutoff,value"),
+        ("run,qid,metric,cutoff,value\n", "header but no data line"),
+        ("run,qid,metric,cutoff,value\na,q1,nfairr,10\n", ":2: found 4 field(s); expected 5"),
+        ("run,qid,metric,cutoff,value\na,q1,nfairr,ten,0.5\n", ":2: cutoff 'ten'"),
+        ("run,qid,metric,cutoff,value\na,q1,nfairr,10,inf\n", ":2: value 'inf'"),
+        ("run,qid,metric,cutoff,value\na,q1,nfairr,10,1_0\n", ":2: value '1_0'"),
+        ("run,qid,metric,cutoff,value\na,,nfairr,10,0.5\n", ":2: empty run, qid or metric"),
+        (
+            "run,qid,metric,cutoff,value\na,q1,nfairr,10,0.5\na,q1,nfairr,10,0.6\n",
+            ":3: a, q1, nfairr@10 is already given on line 2",
+        ),
+    ],
+)
+def test_read_scores_refuses_bad_tables_naming_file_and_line(tmp_path, content, message):
+    path = tmp_path / "scores.csv"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read_scores(path)
+    assert str(error.value).startswith(str(path)) and message in str(error.value)
+
+
+def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
+    path = tmp_path / "scores.tsv.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write("run\tqid\tmetric\tcutoff\tvalue\textra\na\tq1\tnfairr\t10\t\tx\n")
+        handle.write("a\tq2\tnfairr\t10\t0.25\ty\n")
+    read = read_scores(path)
+    assert np.isnan(read["value"].iloc[0]) and read["value"].iloc[1] == 0.25
+    assert list(read.columns) == ["run", "qid", "metric", "cutoff", "value"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--baseline", "bm25"], "baseline 'bm25' is not a run of the scores"),
+        (["--metrics", "awrf"], "metric(s) awrf not in the scores"),
+        (["--confidence", "95"], "--confidence: '95': expected a number between 0 and 1"),
+        (["--permutations", "0"], "--permutations"),
+        (["--seed", "-1"], "--seed: '-1': expected a whole number"),
+        (["--plot", "forest.pdf"], "--plot: 'forest.pdf': expected a file name ending in .png"),
+    ],
+)
+def test_bad_options_are_refused_naming_the_option(tmp_path, capsys, extra, message):
+    scores = write_scores(tmp_path / "scores.csv")
+    code = main(["compare", str(scores), "--out", str(tmp_path / "cmp.csv"), *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "cmp.csv").exists()
+
+
+def test_one_run_only_is_refused(tmp_path, capsys):
+    scores = tmp_path / "scores.csv"
+    scores.write_text("run,qid,metric,cutoff,value\na,q1,nfairr,10,0.5\na,q2,nfairr,10,0.4\n")
+    assert main(["compare", str(scores), "--out", str(tmp_path / "cmp.csv")]) == 2
+    assert "expected two or more runs to compare" in capsys.readouterr().err
