@@ -135,18 +135,18 @@ class AuthorYearRoundReferenceStyle(AuthorYearReferenceStyle):
 
     def __post_init__(self):
         super().__post_init__()
+        textual = WholeTextualReferenceStyle(
+            bracket=self.bracket_textual,
+            person=self.person,
+            text_reference_sep=self.text_reference_sep,
+            pre_text_sep=self.pre_text_sep,
+            post_text_sep=self.post_text_sep,
+        )
         self.styles[:] = [
-            WholeTextualReferenceStyle(
-                bracket=self.bracket_textual,
-                person=self.person,
-                text_reference_sep=self.text_reference_sep,
-                pre_text_sep=self.pre_text_sep,
-                post_text_sep=self.post_text_sep,
-            )
-            if isinstance(style, BasicAuthorYearTextualReferenceStyle)
-            else style
+            textual if isinstance(style, BasicAuthorYearTextualReferenceStyle) else style
             for style in self.styles
         ]
+        self.role_style.update((role, textual) for role in textual.role_names())
 
 
 def setup(app):
