@@ -425,3 +425,32 @@ def test_no_traceback_or_warning_in_any_output(visits):
         for name, visit in visits.items()
     }
     assert not any(failures.values()), "outputs:\n" + _report(failures)
+
+
+CITATION = re.compile(r'<span class="bibtex-citation"[^>]*>(.*?)</span>', re.S)
+LINK = re.compile(r"<a [^>]*>(.*?)</a>", re.S)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)).strip()
+
+
+def test_citations_are_author_year_in_round_brackets_and_linked_whole(book_html):
+    """``{cite:t}`` reads "Ziems et al. (2024)" and ``{cite:p}`` "(Ziems et al., 2024)", each
+    reference one link that holds the authors and the year."""
+    failures, seen = {}, 0
+    for name in book_pages(book_html):
+        problems = []
+        for citation in CITATION.findall((book_html / name).read_text(encoding="utf-8")):
+            seen += 1
+            text = _text(citation)
+            if "[" in text or "]" in text:
+                problems.append(f"square brackets: {text}")
+            for link in LINK.findall(citation):
+                if not re.search(r"\D\b(1[89]|20)\d\d[a-z]?\b", " " + _text(link)) or not re.match(
+                    r"[^\d(]", _text(link)
+                ):
+                    problems.append(f"a link that is not author and year: {_text(link)!r}")
+        failures[name] = problems
+    assert seen > 50, f"only {seen} citations found"
+    assert not any(failures.values()), "citations:\n" + _report(failures)
