@@ -145,3 +145,45 @@ def test_figure_png_is_twice_the_resolution_and_reports_css_width():
     # A column-wide figure in constrained layout, with its margins, fills the column (its tight
     # box trims a few pixels of white) and is never wider, so it is shown one to one.
     assert 0.97 * plots.CONTENT_WIDTH_PX <= metadata["width"] <= plots.CONTENT_WIDTH_PX
+
+
+def _cells(styler) -> list[str]:
+    import re
+
+    return re.findall(r">([^<>]+)</td>", styler.to_html())
+
+
+def test_book_table_words_rounding_and_no_row_numbers():
+    import numpy as np
+    import pandas as pd
+
+    from rankbias.plots import book_table
+
+    frame = pd.DataFrame(
+        {
+            "run": ["bm25", "dense"],
+            "nfairr@10": [0.831174, np.nan],
+            "n_queries": [1673, 16720],
+            "p": [0.0001234, 0.5],
+        }
+    )
+    styler = book_table(
+        frame, "Means per system", headers={"n_queries": "queries"}, precise={"p": 5}
+    )
+    html = styler.to_html()
+    assert "<caption>Means per system</caption>" in html
+    assert ">NFaiRR@10</th>" in html and ">queries</th>" in html and ">run</th>" in html
+    assert _cells(styler) == [
+        "bm25",
+        "0.831",
+        "1,673",
+        "0.00012",
+        "dense",
+        "–",
+        "16,720",
+        "0.50000",
+    ]
+    assert "row_heading" not in html  # a RangeIndex is row numbers: hidden
+    labelled = book_table(frame.set_index("run"), "By system", headers={"run": "system"})
+    assert "row_heading" in labelled.to_html() and ">system</th>" in labelled.to_html()
+    assert "row_heading" not in book_table(frame.set_index("run"), "x", index=False).to_html()

@@ -1,4 +1,4 @@
-"""The book's figure style and the few figure helpers the chapters share.
+"""The book's figure style, the figure helpers the chapters share, and its table style.
 
 Figures are drawn at the width they are shown at (``FIGURE_WIDTH`` inches at ``CSS_DPI`` fill
 the content column one to one; PNGs at twice that resolution), so that with the font sizes of
@@ -162,3 +162,45 @@ def smallest_text_px(fig: Figure, column_px: float = CONTENT_WIDTH_PX) -> float:
     if not sizes:
         raise ValueError("smallest_text_px: the figure has no visible text")
     return min(sizes) / 72 * CSS_DPI * scale
+
+
+def book_table(
+    frame,
+    caption: str,
+    *,
+    headers: dict | None = None,
+    digits: int = 3,
+    precise: dict | None = None,
+    index: bool | None = None,
+):
+    """``frame`` as the book shows a table: a caption (numbered "Table 6.2" per chapter when
+    the page is built), headers in words (``headers`` renames columns and index levels; other
+    measure labels get their display names, ``nfairr@10`` → ``NFaiRR@10``), floats to
+    ``digits`` decimals (``precise`` maps a column to more; say so in the caption), integers
+    with thousands separators, undefined values as "–", and no row numbers: the index is
+    shown only when it holds labels (``index`` forces either).  Returns a pandas Styler."""
+    import pandas as pd
+
+    from rankbias.metrics.measures import display_name
+
+    headers = dict(headers or {})
+    precise = dict(precise or {})
+    shown = frame.rename(
+        columns=lambda c: headers.get(c, display_name(c) if isinstance(c, str) else c)
+    )
+    shown = shown.rename_axis(index=[headers.get(n, n) for n in shown.index.names])
+    named = {headers.get(c, c): d for c, d in precise.items()}
+    formats = {}
+    for column, original in zip(shown.columns, frame.columns, strict=True):
+        kind = frame[original].dtype
+        if pd.api.types.is_bool_dtype(kind):
+            continue
+        if pd.api.types.is_integer_dtype(kind):
+            formats[column] = "{:,}"
+        elif pd.api.types.is_float_dtype(kind):
+            places = named.get(column, precise.get(original, digits))
+            formats[column] = f"{{:,.{places}f}}"
+    styler = shown.style.format(formats, na_rep="–").set_caption(caption)
+    if index is None:
+        index = not isinstance(frame.index, pd.RangeIndex)
+    return styler if index else styler.hide(axis="index")
