@@ -195,37 +195,23 @@ def _check_inputs(args, requests) -> None:
         raise InputError("--background-depth: expected --background RUN too")
 
 
-class OnDaemonThread:
-    """``function()`` on a daemon thread.  A read that blocks for ever (a FIFO nobody writes
-    to) then never keeps the command from ending: the first SIGTERM or Ctrl-C ends it, where a
-    thread pool would be joined first, and wait with it."""
+def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = None):
+    """A :class:`~concurrent.futures.Future` of ``function()`` run on a daemon thread.  A read
+    that blocks for ever (a FIFO nobody writes to) then never keeps the command from ending: the
+    first SIGTERM or Ctrl-C ends it, where a thread pool would be joined first, and wait with it."""
+    from concurrent.futures import Future
 
-    def __init__(self, function, name: str, limit: threading.Semaphore | None = None):
-        self._value = self._error = None
-        self._thread = threading.Thread(
-            target=self._run, args=(function, limit), name=name, daemon=True
-        )
-        self._thread.start()
+    future = Future()
 
-    def _run(self, function, limit) -> None:
+    def run() -> None:
         try:
             with limit or contextlib.nullcontext():
-                self._value = function()
+                future.set_result(function())
         except BaseException as exc:  # raised on the caller's thread
-            self._error = exc
+            future.set_exception(exc)
 
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def error(self) -> BaseException | None:
-        """The error of ``function``, once it has ended (waits for it)."""
-        self._thread.join()
-        return self._error
-
-    def result(self):
-        if self.error() is not None:
-            raise self._error
-        return self._value
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
 
 
 def read_runs(paths, order: str, workers: int | None) -> list:
@@ -235,7 +221,7 @@ def read_runs(paths, order: str, workers: int | None) -> list:
 
     limit = threading.Semaphore(min(len(paths), workers or os.cpu_count() or 1))
     reads = [
-        OnDaemonThread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
+        on_daemon_thread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
         for path in paths
     ]
     return [read.result() for read in reads]
@@ -246,17 +232,17 @@ def _read_with_statistics(read_inputs, statistics):
     is counted (the two share the cores: Arrow's reader and the scanner release the
     interpreter lock).  A bad run file is reported first, as if it had been read first, and
     stops the counting at the next block; a signal ends the command at once."""
-    reading = OnDaemonThread(read_inputs, "rankbias-runs")
+    reading = on_daemon_thread(read_inputs, "rankbias-runs")
 
     def check() -> None:
-        if reading.done() and reading.error() is not None:
-            raise reading.error()
+        if reading.done() and reading.exception() is not None:
+            raise reading.exception()
 
     try:
         stats = statistics(check)
     except Exception:
-        if reading.error() is not None:  # waits for the runs: their error comes first
-            raise reading.error() from None
+        if reading.exception() is not None:  # waits for the runs: their error comes first
+            raise reading.exception() from None
         raise
     runs, background = reading.result()
     return runs, background, stats
