@@ -72,13 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # the command is not part of this build
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     for subparser in _sub_parsers(parser):  # --quiet/--debug after the command name work too
         _add_global_options(subparser, top=False)
     return parser

@@ -44,7 +44,6 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     parser.add_argument(
         "--workers",
         type=options.worker_count,
-        default=None,
         help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
         "number of cores (default: all cores)",
     )
@@ -57,7 +56,6 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     )
     parser.add_argument(
         "--scheduler",
-        default=None,
         metavar="ADDRESS",
         help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
         "default: a local cluster of --workers single-threaded processes",

@@ -1,14 +1,6 @@
-"""``rankbias data``: fetch and verify the public resources; build the embedded testbed.
-
-::
-
-    rankbias data fetch [NAMES...] [--dest DIR] [--mirror URL] [--overwrite] [--list]
-    rankbias data verify [NAMES...] [--dest DIR]
-    rankbias data build --out DIR [--force]
-
-``NAMES`` are resource or bundle names of :mod:`rankbias.data.catalog` (default: the bundle
-``all``).  ``fetch`` downloads from commit-pinned URLs and refuses a file whose sha256 differs;
-``verify`` re-checks a directory; ``build`` builds the ``wikisample`` testbed.
+"""``rankbias data fetch|verify|build``: fetch and verify the public resources (names of
+:mod:`rankbias.data.catalog`, default: the bundle ``all``) from commit-pinned URLs, refusing a file
+whose sha256 differs; build the embedded ``wikisample`` testbed.
 """
 
 from __future__ import annotations

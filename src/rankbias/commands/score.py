@@ -73,7 +73,6 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--metrics",
-        default=None,
         help="comma-separated measures, each name, name@k or name(key=value,...)@k "
         "(see 'rankbias metrics'), or 'all' (every term-based measure)",
     )
@@ -109,7 +108,6 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--background-depth",
         type=options.positive_int,
-        default=None,
         help="with --background RUN: use only the first N >= 1 documents of each background "
         "list (the released NFaiRR script reads 200); default: all",
     )
