@@ -716,23 +716,19 @@ def test_a_collection_changed_while_it_is_read_is_refused(
     output, never a partial table with exit 0."""
     from rankbias import collection
 
-    reader = "iter_blocks" if command_name == "stats" else "iter_collection_stats"
-    original = getattr(collection, reader)
+    original = collection.iter_blocks
 
-    def truncate_after_the_first(*args, **kwargs):
-        result = original(*args, **kwargs)
-        blocks = result[1] if isinstance(result, tuple) else result
+    def truncate_after_the_first(blocks):
         for index, block in enumerate(blocks):
             if index == 0:
                 os.truncate(big, big.stat().st_size // 2)
             yield block
 
-    if command_name == "stats":
-        monkeypatch.setattr(
-            collection, reader, lambda *a, **k: (None, truncate_after_the_first(*a, **k))
-        )
-    else:
-        monkeypatch.setattr(collection, reader, truncate_after_the_first)
+    def truncating(*args, **kwargs):
+        matcher, blocks = original(*args, **kwargs)
+        return matcher, truncate_after_the_first(blocks)
+
+    monkeypatch.setattr(collection, "iter_blocks", truncating)
     out = tmp_path / "o.csv"
     args = [command_name, "--collection", big, "--terms", files["terms"], "--workers", "1"]
     if command_name == "score":

@@ -1,16 +1,12 @@
-"""The ``rankbias`` command.
+"""The ``rankbias`` command: assembles the sub-commands, each a module of
+:mod:`rankbias.commands` with ``register(subparsers)`` that imports nothing heavy at module level
+(so ``rankbias --help`` starts fast).
 
-Each sub-command lives in a module of :mod:`rankbias.commands` that exposes
-``register(subparsers)``; this file only assembles them, so adding a command never touches
-the others.  Command modules import nothing heavy at module level (pandas, NumPy, Arrow and the
-metrics are imported inside the functions that run a command), so ``rankbias --help`` starts
-fast.
-
-Exit status: 0 success; 2 a user or environment error (bad option, bad input, unwritable or
-full output location, damaged gzip, out of memory), reported on one line
-``rankbias <command>: error: …``; 1 an internal error (a bug: one line too, the traceback with
-``--debug``); 130 interrupted with Ctrl-C; 143/129 terminated by ``SIGTERM``/``SIGHUP``.  In
-every failing case the previous output, if any, is left as it was and no temporary file remains.
+Exit status: 0 success; 2 a user or environment error (bad option or input, unwritable or full
+output location, damaged gzip, out of memory), reported on one line ``rankbias <command>: error:
+…``; 1 an internal error (a bug: one line too, the traceback with ``--debug``); 130 interrupted
+with Ctrl-C; 143/129 terminated by ``SIGTERM``/``SIGHUP``.  A failing command leaves the previous
+output, if any, as it was and no temporary file.
 """
 
 from __future__ import annotations
@@ -55,19 +51,11 @@ class Parser(argparse.ArgumentParser):
 
 def _add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
     default = False if top else argparse.SUPPRESS
-    parser.add_argument(
-        "--quiet",
-        "-q",
-        action="store_true",
-        default=default,
-        help="no progress bars (they are shown only on a terminal anyway)",
-    )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=default,
-        help="show the Python traceback of an error",
-    )
+    for flags, text in (
+        (("--quiet", "-q"), "no progress bars (they are shown only on a terminal anyway)"),
+        (("--debug",), "show the Python traceback of an error"),
+    ):
+        parser.add_argument(*flags, action="store_true", default=default, help=text)
 
 
 def _sub_parsers(parser: argparse.ArgumentParser):
@@ -85,13 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # the command is not part of this build
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     for subparser in _sub_parsers(parser):  # --quiet/--debug after the command name work too
         _add_global_options(subparser, top=False)
     return parser
@@ -131,7 +113,7 @@ def describe_error(exc: BaseException) -> str | None:
                 f"{where}{reason}: no space left for the output; nothing was written and the "
                 "previous output, if any, is unchanged"
             )
-        if exc.errno == errno.EACCES or exc.errno == errno.EPERM:
+        if exc.errno in (errno.EACCES, errno.EPERM):
             return f"{where}{reason}; expected a readable input and a writable output location"
         if exc.errno == errno.EISDIR:
             return f"{where}is a directory; expected a file"
@@ -166,21 +148,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: interrupted; no output was written", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated as exc:
-        print(f"{name}: {exc}; no output was written", file=sys.stderr)
-        return 128 + exc.signum
+        signum = exc.signum
+    except BrokenPipeError:  # e.g. `rankbias data fetch --list | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return EXIT_USAGE
     except Exception as exc:
-        if isinstance(exc, BrokenPipeError):  # e.g. `rankbias data fetch --list | head`
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-            return EXIT_USAGE
         if args.debug:
             raise
         if PENDING_SIGNALS:  # the signal's Terminated was swallowed; this error follows from it
-            print(
-                f"{name}: {Terminated(PENDING_SIGNALS[0])}; no output was written", file=sys.stderr
-            )
-            return 128 + PENDING_SIGNALS[0]
-        message = describe_error(exc)
-        if message is None:
+            signum = PENDING_SIGNALS[0]
+        elif (message := describe_error(exc)) is not None:
+            print(one_line(f"{name}: error: {message}"), file=sys.stderr)
+            return EXIT_USAGE
+        else:
             print(
                 one_line(
                     f"{name}: internal error: {type(exc).__name__}: {exc} (a bug: please report "
@@ -189,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return EXIT_BUG
-        print(one_line(f"{name}: error: {message}"), file=sys.stderr)
-        return EXIT_USAGE
+    print(f"{name}: {Terminated(signum)}; no output was written", file=sys.stderr)
+    return 128 + signum
 
 
 if __name__ == "__main__":

@@ -1,10 +1,8 @@
 """What ``rankbias stats`` and ``rankbias score`` share: the collection, the word list, the
-tokeniser, the workers and the engine (``--engine local|dask`` with its cluster options), read
-from the command line and turned into the library's values here."""
+tokeniser, the workers and the engine (``--engine local|dask`` with its cluster options)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,8 +16,8 @@ ENGINES = ("local", "dask")
 
 
 def add_collection_arguments(parser, required: bool = True) -> None:
-    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers
-    (``score`` needs a collection and a word list only for the term-based measures)."""
+    """The arguments ``stats`` and ``score`` share: collection, terms, tokenizer, workers and
+    engine (``score`` needs a collection and a word list only for the term-based measures)."""
     parser.add_argument(
         "--collection",
         required=required,
@@ -46,17 +44,51 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     parser.add_argument(
         "--workers",
         type=options.worker_count,
-        default=None,
         help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
         "number of cores (default: all cores)",
     )
-    add_engine_arguments(parser)
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="local: threads on this machine (default); dask: partitions on a Dask "
+        "cluster (needs the 'dask' extra)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
+        "default: a local cluster of --workers single-threaded processes",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=options.seconds,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--worker-wait",
+        type=options.seconds,
+        default=WAIT_FOR_WORKERS_S,
+        metavar="SECONDS",
+        help="with --engine dask: how long the cluster may have no worker, at the start or "
+        f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
+    )
+
+
+def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
+    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
+    if scheduler and engine != "dask":
+        raise InputError(
+            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
+        )
+    return engine == "dask"
 
 
 def load_lexicon(terms: str):
-    """``--terms``: a word-list path in either format (``term,group`` lines, or a
-    ``female,male`` pair file, told apart by the first line), or ``default`` for the packaged
-    pair list."""
+    """``--terms``: a word-list path in either format (told apart by the first line), or
+    ``default`` for the packaged pair list."""
     from rankbias.lexicon import default_lexicon, read_word_list
 
     if terms == "default" and not Path(terms).exists():
@@ -100,92 +132,51 @@ def ir_datasets_pairs(dataset_id: str, show_progress: bool, description: str):
         ) from exc
 
 
-def collection_statistics(args, lexicon, per_term: bool, show_progress: bool, check=None):
+def file_blocks(args, lexicon, per_term: bool, show_progress: bool, description: str):
+    """``(matcher, block)`` for each :class:`~rankbias.collection.Block` of the collection file
+    ``--collection``, with a progress bar; each block is checked to come from the file first
+    opened (never the statistics of two files)."""
+    from rankbias import collection
+
+    source = Path(args.collection)
+    started = file_identity(source)
+    matcher, blocks = collection.iter_blocks(
+        source, lexicon, args.tokenizer, per_term, args.workers, max_line_bytes=args.max_line_bytes
+    )
+    counted = progress(
+        blocks,
+        show_progress,
+        total=estimate_lines(source),
+        unit="doc",
+        description=description,
+        weight=lambda block: len(block.lengths),
+    )
+    for block in counted:
+        check_unchanged(source, started)
+        yield matcher, block
+    check_unchanged(source, started)
+
+
+def collection_statistics(
+    args, lexicon, per_term: bool, show_progress: bool, check=None, description="collection"
+):
     """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
     ``check()``, if given, is called after every block of a collection file (it raises to stop
     the reading)."""
     from rankbias import collection, text
 
-    source = Path(args.collection)
-    if source.exists():
-        started = file_identity(source)
-        blocks = collection.iter_collection_stats(
-            source,
-            lexicon,
-            args.tokenizer,
-            per_term=per_term,
-            workers=args.workers,
-            max_line_bytes=args.max_line_bytes,
+    if not Path(args.collection).exists():
+        pairs = ir_datasets_pairs(args.collection, show_progress, description)
+        return collection.stats_from_pairs(
+            pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
         )
-        parts = []
-        for part in progress(
-            blocks,
-            show_progress,
-            total=estimate_lines(source),
-            unit="doc",
-            description="collection",
-            weight=len,
-        ):
-            parts.append(part)
-            check_unchanged(source, started)  # never the statistics of two files
-            if check is not None:
-                check()
-        check_unchanged(source, started)
-        if not parts:
-            raise InputError(
-                f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
-            )
-        return text.DocStats.concat(parts)
-    pairs = ir_datasets_pairs(args.collection, show_progress, "collection")
-    return collection.stats_from_pairs(
-        pairs, lexicon, args.collection, args.tokenizer, per_term, args.workers
-    )
-
-
-def add_engine_arguments(parser) -> None:
-    """``--engine`` and ``--scheduler``, shared by ``stats`` and ``score``."""
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default="local",
-        help="local: threads on this machine (default); dask: partitions on a Dask "
-        "cluster (needs the 'dask' extra)",
-    )
-    parser.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
-        "default: a local cluster of --workers single-threaded processes",
-    )
-    parser.add_argument(
-        "--connect-timeout",
-        type=_seconds,
-        default=CONNECT_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        "--worker-wait",
-        type=_seconds,
-        default=WAIT_FOR_WORKERS_S,
-        metavar="SECONDS",
-        help="with --engine dask: how long the cluster may have no worker, at the start or "
-        f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
-    )
-
-
-def _seconds(text: str) -> float:
-    value = options.nonnegative_float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
-    return value
-
-
-def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
-    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
-    if scheduler and engine != "dask":
+    parts = []
+    for matcher, block in file_blocks(args, lexicon, per_term, show_progress, description):
+        parts.append(block.stats(matcher))
+        if check is not None:
+            check()
+    if not parts:
         raise InputError(
-            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
+            f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
         )
-    return engine == "dask"
+    return text.DocStats.concat(parts)

@@ -1,14 +1,6 @@
-"""``rankbias data``: fetch and verify the public resources; build the embedded testbed.
-
-::
-
-    rankbias data fetch [NAMES...] [--dest DIR] [--mirror URL] [--overwrite] [--list]
-    rankbias data verify [NAMES...] [--dest DIR]
-    rankbias data build --out DIR [--force]
-
-``NAMES`` are resource or bundle names of :mod:`rankbias.data.catalog` (default: the bundle
-``all``).  ``fetch`` downloads from commit-pinned URLs and refuses a file whose sha256 differs;
-``verify`` re-checks a directory; ``build`` builds the ``wikisample`` testbed.
+"""``rankbias data fetch|verify|build``: fetch and verify the public resources (names of
+:mod:`rankbias.data.catalog`, default: the bundle ``all``) from commit-pinned URLs, refusing a file
+whose sha256 differs; build the embedded ``wikisample`` testbed.
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ def register(subparsers) -> None:
         "(word lists, query sets, run files); build the embedded wikisample testbed.",
     )
     sub = parser.add_subparsers(dest="data_command", required=True)
-
     fetch = sub.add_parser(
         "fetch",
         help="download public resources, checking their sha256",
@@ -40,15 +31,23 @@ def register(subparsers) -> None:
         "size and sha256, and refuse any file that differs. Files already present with the "
         "right checksum are skipped.",
     )
-    fetch.add_argument(
-        "names",
-        nargs="*",
-        metavar="NAME",
-        help="resource or bundle names (default: all); see --list",
+    verify = sub.add_parser(
+        "verify",
+        help="check downloaded resources against the catalogue",
+        description="Check that every selected resource is present under --dest with the "
+        "catalogued size and sha256. Exit status 2 if any is missing or differs.",
     )
-    fetch.add_argument(
-        "--dest", default=DEFAULT_DEST, help=f"directory to write into (default: {DEFAULT_DEST})"
-    )
+    for command, names_help, dest_help, run in (
+        (fetch, "resource or bundle names (default: all); see --list", "write into", run_fetch),
+        (verify, "resource or bundle names (default: all)", "check", run_verify),
+    ):
+        command.add_argument("names", nargs="*", metavar="NAME", help=names_help)
+        command.add_argument(
+            "--dest",
+            default=DEFAULT_DEST,
+            help=f"directory to {dest_help} (default: {DEFAULT_DEST})",
+        )
+        command.set_defaults(func=run)
     fetch.add_argument(
         "--mirror",
         metavar="URL",
@@ -56,30 +55,13 @@ def register(subparsers) -> None:
         "<owner>/<repo>/<commit>/<path> (file:// URLs work)",
     )
     fetch.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="download again and replace files already present",
+        "--overwrite", action="store_true", help="download again and replace files already present"
     )
     fetch.add_argument(
         "--list",
         action="store_true",
         help="list the bundles and the selected resources with their URLs, download nothing",
     )
-    fetch.set_defaults(func=run_fetch)
-
-    verify = sub.add_parser(
-        "verify",
-        help="check downloaded resources against the catalogue",
-        description="Check that every selected resource is present under --dest with the "
-        "catalogued size and sha256. Exit status 2 if any is missing or differs.",
-    )
-    verify.add_argument(
-        "names", nargs="*", metavar="NAME", help="resource or bundle names (default: all)"
-    )
-    verify.add_argument(
-        "--dest", default=DEFAULT_DEST, help=f"directory to check (default: {DEFAULT_DEST})"
-    )
-    verify.set_defaults(func=run_verify)
 
     build = sub.add_parser(
         "build",
@@ -92,16 +74,13 @@ def register(subparsers) -> None:
     build.set_defaults(func=run_build)
 
 
-def _names(args: argparse.Namespace) -> list[str]:
-    return list(args.names) or ["all"]
-
-
 def run_fetch(args: argparse.Namespace) -> int:
     from rankbias.data import catalog
     from rankbias.data.fetch import fetch, mirror_base_url
     from rankbias.outputs import check_output_dir
 
-    selected = catalog.select(_names(args))
+    names = args.names or ["all"]
+    selected = catalog.select(names)
     if args.list:
         base = mirror_base_url(args.mirror) if args.mirror else None
         print("bundles:")
@@ -116,14 +95,13 @@ def run_fetch(args: argparse.Namespace) -> int:
         return 0
     check_output_dir(args.dest, "--dest")
     bar = byte_bar(wanted(args), sum(r.size for r in selected), "fetch")
-    report = print if bar is None else bar.write
     try:
         paths = fetch(
-            _names(args),
+            names,
             args.dest,
             base_url=args.mirror,
             overwrite=args.overwrite,
-            report=report,
+            report=print if bar is None else bar.write,
             progress=None if bar is None else bar.update,
         )
     finally:
@@ -136,7 +114,7 @@ def run_fetch(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     from rankbias.data.fetch import verify
 
-    checks = verify(args.dest, _names(args))
+    checks = verify(args.dest, args.names or ["all"])
     bad = []
     for check in checks:
         if check.status == "ok":

@@ -1,15 +1,8 @@
-"""``rankbias metrics``: list every registered measure.
+"""``rankbias metrics [--format table|csv|json]``: list every registered measure.
 
-::
-
-    rankbias metrics [--format table|csv|json]
-
-One row per measure with ``name, family, higher_is, inputs, parameters, reference, display``
-(the declarations of :mod:`rankbias.metrics.measures`; ``display`` is how tables and figures
-write the measure); ``higher_is`` is one of ``fairer``, ``more_biased``, ``signed``,
-``neither``.  Parameters are shown as ``name=default (allowed
-values or type)`` and are given to a measure as ``name(key=value,…)@k``, e.g.
-``nfairr(tau=0)@10``.
+One row per measure with :data:`COLUMNS`, the declarations of :mod:`rankbias.metrics.measures`
+(``display`` is how tables and figures write the measure; parameters are shown as
+``name=default (allowed values or type)`` and given as ``name(key=value,…)@k``).
 """
 
 from __future__ import annotations

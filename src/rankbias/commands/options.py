@@ -1,9 +1,6 @@
-"""Option types of the ``rankbias`` commands, checked when the command line is parsed.
-
-Each function is an ``argparse`` ``type=``: it turns the text of an option into its value or
-raises :class:`argparse.ArgumentTypeError` saying what was found and what is expected (argparse
-prefixes the option's name).  This module imports nothing heavy, so ``rankbias --help`` stays
-fast.
+"""Option types of the ``rankbias`` commands (``argparse`` ``type=`` functions): each turns the
+text of an option into its value or raises :class:`argparse.ArgumentTypeError` saying what was
+found and what is expected.  Nothing heavy is imported, so ``rankbias --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -13,21 +10,21 @@ import math
 import os
 import re
 
-# The choices below are those of the library; tests check that they agree, so that the parser
-# can be built without importing the numerical modules.
+# The library's choices, written out so that the parser needs no numerical module (tests check
+# that they agree).
 TOKENIZERS = ("default", "whitespace")  # rankbias.text.TOKENIZERS
 DISTANCES = ("l1", "l2", "jsd", "kl")  # rankbias.metrics.texfair.DISTANCES
 DEFAULT_CUTOFFS = (5, 10, 20)  # rankbias.scoring.DEFAULT_CUTOFFS
 
-
-#: the largest integer option value (a cut-off or depth beyond any list length is the whole
-#: list; larger values would overflow the 64-bit arrays)
+#: the largest integer option value (larger values would overflow the 64-bit arrays)
 MAX_INTEGER = 2**31 - 1
+
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+_SPECIAL_FLOATS = ("inf", "infinity", "nan")
 
 
 def _integer(text: str, what: str) -> int:
-    """ASCII decimal digits with an optional sign (``1_000``, ``1e3``, ``5.0`` and non-ASCII
-    digits are refused), at most :data:`MAX_INTEGER` in size."""
+    """ASCII decimal digits with an optional sign, at most :data:`MAX_INTEGER` in size."""
     cleaned = text.strip()
     if re.fullmatch(r"[+-]?[0-9]+", cleaned, flags=re.ASCII) is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer; expected {what}")
@@ -50,7 +47,7 @@ def positive_int(text: str) -> int:
 def cutoff_list(text: str) -> tuple[int, ...]:
     """``"5,10,20"`` → ``(5, 10, 20)``: integers ≥ 1, each once, in the order given."""
     parts = [part.strip() for part in text.split(",")]
-    if not text.strip() or any(part == "" for part in parts):
+    if not text.strip() or "" in parts:
         raise argparse.ArgumentTypeError(
             f"{text!r} has an empty item; expected comma-separated integers ≥ 1 like 5,10,20"
         )
@@ -65,18 +62,11 @@ def cutoff_list(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-
-
 def nonnegative_float(text: str) -> float:
-    """A finite number ≥ 0, written in ASCII as a decimal number (``1``, ``0.5``, ``1e-3``;
+    """A finite number ≥ 0 written in ASCII as a decimal number (``1``, ``0.5``, ``1e-3``;
     ``1_0``, ``0x1`` and non-ASCII digits are refused)."""
     cleaned = text.strip()
-    if _DECIMAL.fullmatch(cleaned) is None and cleaned.lower().lstrip("+-") not in (
-        "inf",
-        "infinity",
-        "nan",
-    ):
+    if _DECIMAL.fullmatch(cleaned) is None and cleaned.lower().lstrip("+-") not in _SPECIAL_FLOATS:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number; expected a number ≥ 0")
     value = float(cleaned)
     if not math.isfinite(value) or value < 0:
@@ -104,8 +94,9 @@ def worker_count(text: str) -> int:
     return value
 
 
-def _input_path(text: str) -> str:
-    """``text`` must name a readable file (or stream) when it names anything at all."""
+def collection_source(text: str) -> str:
+    """A collection file (a readable file, pipe or device when it names anything at all) or an
+    ``ir_datasets`` id (kept as it is)."""
     if text == "":
         raise argparse.ArgumentTypeError("empty path; expected a file")
     if os.path.isdir(text):
@@ -117,7 +108,7 @@ def _input_path(text: str) -> str:
 
 def input_file(text: str) -> str:
     """An existing, readable file, pipe or device (not a directory)."""
-    _input_path(text)
+    collection_source(text)
     if not os.path.exists(text):
         raise argparse.ArgumentTypeError(f"{text}: no such file; expected an existing file")
     return text
@@ -138,6 +129,9 @@ def input_file_or(*keywords: str):
     return check
 
 
-def collection_source(text: str) -> str:
-    """A collection file (checked like :func:`input_file`) or an ``ir_datasets`` id (kept)."""
-    return _input_path(text)
+def seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    value = nonnegative_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
+    return value

@@ -1,9 +1,5 @@
-"""Progress bars of the commands: on a terminal only, never with ``--quiet``.
-
-A bar (``tqdm``, on standard error) shows the items done, their rate and, when the total is
-known or estimated, the time left.  When standard error is not a terminal (a pipe, a log file,
-a test) nothing is printed.
-"""
+"""Progress bars of the commands (``tqdm``, on standard error): on a terminal only, never with
+``--quiet``."""
 
 from __future__ import annotations
 
@@ -26,10 +22,8 @@ def wanted(args) -> bool:
 
 
 def estimate_lines(path) -> int | None:
-    """Lines of an uncompressed regular file, estimated from its first MiB; ``None`` if unknown.
-
-    Used only for the time left of a progress bar; the bar's total is corrected at the end.
-    """
+    """Lines of an uncompressed regular file, estimated from its first MiB (for the time left of
+    a bar, whose total is corrected at the end); ``None`` if unknown."""
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) or str(path).endswith(".gz"):
@@ -46,6 +40,12 @@ def estimate_lines(path) -> int | None:
     return max(1, round(info.st_size * lines / len(sample)))
 
 
+def _bar(**settings):
+    from tqdm import tqdm
+
+    return tqdm(unit_scale=True, file=sys.stderr, dynamic_ncols=True, leave=False, **settings)
+
+
 def progress(
     items: Iterable,
     show: bool,
@@ -59,17 +59,7 @@ def progress(
     if not show:
         yield from items
         return
-    from tqdm import tqdm
-
-    with tqdm(
-        total=total,
-        unit=unit,
-        unit_scale=True,
-        desc=description,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        leave=False,
-    ) as bar:
+    with _bar(total=total, unit=unit, desc=description) as bar:
         for item in items:
             yield item
             bar.update(weight(item) if weight else 1)
@@ -81,15 +71,4 @@ def byte_bar(show: bool, total: int | None, description: str):
     """A bar counting bytes (``update(n)``) or ``None`` when progress is not shown."""
     if not show:
         return None
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        unit="B",
-        unit_scale=True,
-        unit_divisor=1024,
-        desc=description,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        leave=False,
-    )
+    return _bar(total=total, unit="B", unit_divisor=1024, desc=description)

@@ -1,40 +1,19 @@
-"""``rankbias score``: per-query bias measures of run files, as a tidy table.
+"""``rankbias score``: per-query bias measures of run files, as a tidy table
+``run,qid,metric,cutoff,value`` (``run`` = the run file's stem), on either engine.
 
-::
+``--metrics`` lists measures of ``rankbias metrics``, each optionally with parameters and a
+cut-off (``nfairr(tau=0)@10`` is scored at 10 only, the others at ``--cutoffs``), or ``all``
+(every term-based measure; default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR,
+TExFAIR without RBDF).  Each measure reads the inputs it declares; a missing one is an error
+naming the option (:data:`INPUT_OPTIONS`).  ``--tau``, ``--strict``, ``--distance`` and
+``--background RUN`` are shorthands for the parameters of the listed measures that declare them
+and do not set them; a value other than the default shows in the label (``nfairr(tau=0)``).
 
-    rankbias score --run R [--run R ...] [--metrics LIST] [--cutoffs 5,10,20]
-                   [--collection C --terms T]            term-based measures
-                   [--qrels FILE]                        PRF family
-                   [--polarisation FILE]                 Duo, signed Duo
-                   [--groups FILE]                       rND, rKL
-                   [--counterfactual R ...]              RBO, CRBO (one per --run)
-                   [--background RUN|collection] [--background-depth N]
-                   [--order score|file] [--tau 1] [--strict] [--distance l1|l2|jsd|kl]
-                   [--tokenizer default|whitespace] [--missing error|neutral]
-                   [--engine local|dask] --out F.csv
-
-Every registered measure (``rankbias metrics``) is scored here, on either engine.  ``LIST`` is a
-comma-separated list of measures, each optionally with parameters and a cut-off
-(``texfair@10``, ``nfairr(tau=0)@10``, ``duo(variance=global)@5``; a measure with ``@k`` is
-scored at ``k`` only, the others at ``--cutoffs``), or ``all`` for every measure computable from
-term statistics (default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR, TExFAIR
-without RBDF).  Each measure reads the inputs it declares, given by name: a measure whose input
-is missing is an error naming the option.
-
-``--tau``, ``--strict``, ``--distance`` and ``--background RUN`` are shorthands, rewritten here
-into the parameters of every listed measure that declares ``tau``, ``strict``, ``distance`` or
-``background`` (``background=run``) and does not set it itself; a value other than the default
-shows in the measure's label (``--tau 0`` scores ``nfairr`` as ``nfairr(tau=0)``).
-
-To reproduce the released NFaiRR script (metrics_fairness.py of CPJKU/FairnessRetrievalResults)
-use ``--tokenizer whitespace --order file --background BM25.run --background-depth 200
---missing neutral``: it ranks by the run file's line order and reads 200 background documents.
-
-Writes ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem) in the format of the
-suffix of ``F`` (``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``, ``.tsv.gz``), atomically; the
-output is checked before the work and may not be one of the inputs.  Missing documents are an
-error unless ``--missing neutral``, which then reports their count; NaN values (the undefined
-cases of the book's "Conventions" page) are counted on stderr.
+``--tokenizer whitespace --order file --background BM25.run --background-depth 200 --missing
+neutral`` reproduces the released NFaiRR script (metrics_fairness.py of
+CPJKU/FairnessRetrievalResults).  The output (.csv, .tsv, .parquet, .csv.gz, .tsv.gz) is checked
+before the work, may not be an input and is written atomically; the documents ``--missing
+neutral`` counted as neutral and the NaN values are counted on stderr.
 """
 
 from __future__ import annotations
@@ -55,15 +34,16 @@ from rankbias.commands.collection import (
 from rankbias.commands.progress import wanted
 from rankbias.errors import InputError
 
-#: The option that supplies each input of the measures.
+#: Each input of the measures: the options that supply it (``args`` attributes, all needed) and
+#: how a message names them.
 INPUT_OPTIONS = {
-    "term_statistics": "--collection and --terms",
-    "relevance": "--qrels FILE",
-    "polarisation_scores": "--polarisation FILE",
-    "group_membership": "--groups FILE",
-    "counterfactual_run": "--counterfactual RUN (one per --run)",
+    "term_statistics": (("collection", "terms"), "--collection and --terms"),
+    "relevance": (("qrels",), "--qrels FILE"),
+    "polarisation_scores": (("polarisation",), "--polarisation FILE"),
+    "group_membership": (("groups",), "--groups FILE"),
+    "counterfactual_run": (("counterfactual",), "--counterfactual RUN (one per --run)"),
 }
-#: Command-line shorthands for measure parameters: option → (parameter, default).
+#: Command-line shorthands for measure parameters: option (= parameter) → default.
 SHORTHANDS = {"tau": 1.0, "strict": False, "distance": "l1"}
 
 
@@ -93,7 +73,6 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--metrics",
-        default=None,
         help="comma-separated measures, each name, name@k or name(key=value,...)@k "
         "(see 'rankbias metrics'), or 'all' (every term-based measure)",
     )
@@ -129,7 +108,6 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--background-depth",
         type=options.positive_int,
-        default=None,
         help="with --background RUN: use only the first N >= 1 documents of each background "
         "list (the released NFaiRR script reads 200); default: all",
     )
@@ -181,13 +159,8 @@ def measures_of(args) -> list:
         shorthands["background"] = "run"
     rewritten = []
     for request in requests:
-        declared = {p.name for p in request.measure.parameters}
-        given = dict(request.given)
-        values = {
-            name: value
-            for name, value in shorthands.items()
-            if name in declared and name not in given and value != SHORTHANDS.get(name)
-        }
+        unset = {p.name for p in request.measure.parameters} - dict(request.given).keys()
+        values = {n: v for n, v in shorthands.items() if n in unset and v != SHORTHANDS.get(n)}
         request = request.with_parameters(**values)
         if request.parameters().get("background") == "run" and args.background == "collection":
             raise InputError(
@@ -201,19 +174,12 @@ def _check_inputs(args, requests) -> None:
     """Every input the measures need is given, and no option goes unused."""
     from rankbias.scoring import required_inputs
 
-    given = {
-        "term_statistics": args.collection is not None and args.terms is not None,
-        "relevance": args.qrels is not None,
-        "polarisation_scores": args.polarisation is not None,
-        "group_membership": args.groups is not None,
-        "counterfactual_run": args.counterfactual is not None,
-    }
-    needed = required_inputs(requests)
-    for kind, names in needed.items():
-        if not given[kind.value]:
+    for kind, names in required_inputs(requests).items():
+        attributes, expected = INPUT_OPTIONS[kind.value]
+        if any(getattr(args, name) is None for name in attributes):
             raise InputError(
                 f"--metrics: {', '.join(names)} need(s) {kind.value.replace('_', ' ')}; "
-                f"expected {INPUT_OPTIONS[kind.value]}"
+                f"expected {expected}"
             )
     if (args.collection is None) != (args.terms is None):
         lacking = "--terms" if args.terms is None else "--collection"
@@ -227,37 +193,23 @@ def _check_inputs(args, requests) -> None:
         raise InputError("--background-depth: expected --background RUN too")
 
 
-class OnDaemonThread:
-    """``function()`` on a daemon thread.  A read that blocks for ever (a FIFO nobody writes
-    to) then never keeps the command from ending: the first SIGTERM or Ctrl-C ends it, where a
-    thread pool would be joined first, and wait with it."""
+def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = None):
+    """A :class:`~concurrent.futures.Future` of ``function()`` run on a daemon thread.  A read
+    that blocks for ever (a FIFO nobody writes to) then never keeps the command from ending: the
+    first SIGTERM or Ctrl-C ends it, where a thread pool would be joined first, and wait with it."""
+    from concurrent.futures import Future
 
-    def __init__(self, function, name: str, limit: threading.Semaphore | None = None):
-        self._value = self._error = None
-        self._thread = threading.Thread(
-            target=self._run, args=(function, limit), name=name, daemon=True
-        )
-        self._thread.start()
+    future = Future()
 
-    def _run(self, function, limit) -> None:
+    def run() -> None:
         try:
             with limit or contextlib.nullcontext():
-                self._value = function()
+                future.set_result(function())
         except BaseException as exc:  # raised on the caller's thread
-            self._error = exc
+            future.set_exception(exc)
 
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def error(self) -> BaseException | None:
-        """The error of ``function``, once it has ended (waits for it)."""
-        self._thread.join()
-        return self._error
-
-    def result(self):
-        if self.error() is not None:
-            raise self._error
-        return self._value
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
 
 
 def read_runs(paths, order: str, workers: int | None) -> list:
@@ -267,7 +219,7 @@ def read_runs(paths, order: str, workers: int | None) -> list:
 
     limit = threading.Semaphore(min(len(paths), workers or os.cpu_count() or 1))
     reads = [
-        OnDaemonThread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
+        on_daemon_thread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
         for path in paths
     ]
     return [read.result() for read in reads]
@@ -278,17 +230,17 @@ def _read_with_statistics(read_inputs, statistics):
     is counted (the two share the cores: Arrow's reader and the scanner release the
     interpreter lock).  A bad run file is reported first, as if it had been read first, and
     stops the counting at the next block; a signal ends the command at once."""
-    reading = OnDaemonThread(read_inputs, "rankbias-runs")
+    reading = on_daemon_thread(read_inputs, "rankbias-runs")
 
     def check() -> None:
-        if reading.done() and reading.error() is not None:
-            raise reading.error()
+        if reading.done() and reading.exception() is not None:
+            raise reading.exception()
 
     try:
         stats = statistics(check)
     except Exception:
-        if reading.error() is not None:  # waits for the runs: their error comes first
-            raise reading.error() from None
+        if reading.exception() is not None:  # waits for the runs: their error comes first
+            raise reading.exception() from None
         raise
     runs, background = reading.result()
     return runs, background, stats
@@ -325,11 +277,7 @@ def run_score(args) -> int:
 
     per_term = any(r.parameters().get("magnitude") == "tf_paper" for r in requests)
     if on_dask:
-        from rankbias.distributed import (
-            collection_stats_on_dask,
-            dask_client,
-            score_runs_on_dask,
-        )
+        from rankbias.distributed import collection_stats_on_dask, dask_client, score_runs_on_dask
 
         runs, background = read_inputs()
         inputs = _other_inputs(args, runs, background)

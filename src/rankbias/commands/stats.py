@@ -1,16 +1,11 @@
-"""``rankbias stats``: per-document length, group counts and neutrality of a collection.
-
-::
-
-    rankbias stats --collection C --terms T [--tokenizer default|whitespace] [--workers N]
-                   --out F
+"""``rankbias stats --collection C --terms T [--tokenizer ...] [--workers N] --out F``.
 
 One row per document: ``docid``, ``length``, one count column per group (named by the group
-label, e.g. ``f``, ``m``) and ``neutrality`` (``ω`` with ``τ = 1``, ``≤``).  The output format
-follows the suffix of ``F``: ``.parquet``, ``.csv``, ``.tsv``, ``.csv.gz`` or ``.tsv.gz``.  The
-output is checked before the work (format, writable location, not one of the inputs); a file
-collection is streamed block by block into a temporary file beside ``F`` that is renamed into
-place at the end, so a bad line, an interrupt or a full disk never leaves a partial output.
+label, e.g. ``f``, ``m``) and ``neutrality`` (``ω`` with ``τ = 1``, ``≤``), in the format of the
+suffix of ``F`` (``.parquet``, ``.csv``, ``.tsv``, ``.csv.gz``, ``.tsv.gz``).  The output is
+checked before the work; a file collection is streamed block by block into a temporary file
+renamed into place at the end, so a bad line, an interrupt or a full disk leaves no partial
+output.
 """
 
 from __future__ import annotations
@@ -21,13 +16,13 @@ from pathlib import Path
 from rankbias.commands.collection import (
     add_collection_arguments,
     check_engine_arguments,
-    ir_datasets_pairs,
+    collection_statistics,
+    file_blocks,
     load_lexicon,
     warn_unmatchable,
 )
-from rankbias.commands.progress import estimate_lines, progress, wanted
+from rankbias.commands.progress import wanted
 from rankbias.errors import InputError
-from rankbias.inputs import check_unchanged, file_identity
 
 RESERVED_COLUMNS = ("docid", "length", "neutrality")
 
@@ -49,22 +44,22 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_stats)
 
 
-def _stats_table(docids, lengths, group_counts, groups, tau: float = 1.0):
-    """The output table of ``rankbias stats`` for one block, built directly in Arrow."""
+def _stats_table(block, groups):
+    """The output table of one block (``docids``, ``lengths``, ``group_counts``), in Arrow."""
     import pyarrow as pa
 
     from rankbias.metrics.fairr import neutrality
 
-    columns = {"docid": _arrow(docids, pa.string()), "length": _arrow(lengths)}
+    columns = {"docid": _arrow(block.docids, pa.string()), "length": _arrow(block.lengths)}
     for j, group in enumerate(groups):
-        columns[group] = _arrow(group_counts[:, j])
-    columns["neutrality"] = _arrow(neutrality(group_counts, tau=tau))
+        columns[group] = _arrow(block.group_counts[:, j])
+    columns["neutrality"] = _arrow(neutrality(block.group_counts, tau=1.0))
     return pa.table(columns)
 
 
 def _arrow(values, kind=None):
-    """``values`` as an Arrow array.  A NumPy number column is wrapped from its buffer:
-    ``pyarrow.array`` would import pandas (about 0.3 s of start-up) to inspect it."""
+    """``values`` as an Arrow array; a NumPy number column is wrapped from its buffer
+    (``pyarrow.array`` would import pandas, about 0.3 s of start-up)."""
     import numpy as np
     import pyarrow as pa
 
@@ -79,8 +74,6 @@ def _arrow(values, kind=None):
 
 def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
-    from rankbias import collection
-
     if check_engine_arguments(args.engine, args.scheduler):
         from rankbias.distributed import dask_client, iter_stats_on_dask
 
@@ -95,42 +88,14 @@ def document_blocks(args, lexicon, show_progress: bool):
                 progress=show_progress,
                 max_line_bytes=args.max_line_bytes,
             )
-            for b in blocks:
-                yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
-        return
-    source = Path(args.collection)
-    if source.exists():
-        started = file_identity(source)
-        _, raw_blocks = collection.iter_blocks(
-            source,
-            lexicon,
-            args.tokenizer,
-            False,
-            args.workers,
-            collection.DEFAULT_BLOCK_BYTES,
-            args.max_line_bytes,
-        )
-        counted = progress(
-            raw_blocks,
-            show_progress,
-            total=estimate_lines(source),
-            unit="doc",
-            description="stats",
-            weight=lambda block: len(block.lengths),
-        )
-        for b in counted:
-            check_unchanged(source, started)  # never a table of two files
-            yield _stats_table(b.docids, b.lengths, b.group_counts, lexicon.groups)
-        check_unchanged(source, started)
-        return
-    stats = collection.stats_from_pairs(
-        ir_datasets_pairs(args.collection, show_progress, "stats"),
-        lexicon,
-        args.collection,
-        args.tokenizer,
-        workers=args.workers,
-    )
-    yield _stats_table(stats.docids, stats.lengths, stats.group_counts, stats.groups)
+            for block in blocks:
+                yield _stats_table(block, lexicon.groups)
+    elif Path(args.collection).exists():
+        for _, block in file_blocks(args, lexicon, False, show_progress, "stats"):
+            yield _stats_table(block, lexicon.groups)
+    else:  # an ir_datasets id
+        stats = collection_statistics(args, lexicon, False, show_progress, description="stats")
+        yield _stats_table(stats, lexicon.groups)
 
 
 def run_stats(args) -> int:
