@@ -1,34 +1,23 @@
-r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. 2024
-(ziems2024indexical §5.2, Tables 2–3, App. A.2, A.5): perspective testbed, polarisation
-scores, signed Duo, the Table-3 regression and the response file.
-
-Per corpus and behaviour subset (``all`` participants, or those who ``clicked`` a result),
-:func:`fit_seme` regresses the opinion after reading a ranked list on the one before (both on
-the 7-point scale −3…3, agreement with perspective 1) and the signed Duo of the list:
+r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. (2024) (§5.2, Tables
+2–3, App. A.2, A.5): perspective testbed, polarisation scores, signed Duo, the Table-3
+regression (:func:`fit_seme`) and the response file.
 
 .. math::  o_\text{posterior} = \beta_0 + \beta_1 o_\text{prior}
            + \beta_2 \mu^+_\text{Duo} + \epsilon
 
-Three signed Duo columns (:func:`attach_duo`):
+per corpus and behaviour (``all`` participants, or those who ``clicked``), opinions on the scale
+−3…3 (agreement with perspective 1).  Signed Duo columns (:func:`attach_duo`): ``signed_duo``,
+the paper's :math:`\mu^+_\text{Duo}` (App. A.2; the PCA axis sign is arbitrary per question;
+the default regressor); ``released_signed_duo``, what the released ``seme_experiment.py``
+regressed on (Duo times the axis orientation); ``aligned_signed_duo``, this project's variant
+(``+1`` = the ordering puts perspective 1's side first).
 
-``signed_duo``
-    The paper's :math:`\mu^+_\text{Duo}` (App. A.2, :func:`rankbias.metrics.duo.signed_duo`):
-    the ordering's direction along the PCA axis times Duo.  The axis sign is arbitrary, so
-    ``+1`` means perspective 1 for some questions and 2 for others.  The default regressor.
-``released_signed_duo``
-    What the released ``seme_experiment.py`` regressed on
-    (:func:`rankbias.metrics.duo.orientation_signed_duo`): Duo times the axis orientation,
-    whichever side the ordering puts first.
-``aligned_signed_duo``
-    This project's variant: direction times orientation times Duo, so ``+1`` means the ordering
-    puts perspective 1's side first.
-
-Response file (:func:`read_study_responses`, :func:`write_study_responses`): UTF-8 CSV with a
-header and the columns ``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty),
-``prior`` and ``posterior`` (integers −3…3; empty = missing, the row is skipped and counted in
-``attrs["skipped"]``), ``shown`` (document ids in rank order, ``|``-separated, distinct) and
-``clicked`` (1-based ranks in click order, ``|``-separated, may repeat; empty = no click), in
-any order; extra columns are kept as text.  A malformed row is an
+Response file (:func:`read_study_responses`): UTF-8 CSV with a header and the columns
+``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty), ``prior`` and
+``posterior`` (integers −3…3; empty = missing, the row is skipped and counted in
+``attrs["skipped"]``), ``shown`` (distinct document ids in rank order, ``|``-separated) and
+``clicked`` (1-based ranks in click order, ``|``-separated, may repeat; empty = no click), in any
+order; extra columns are kept as text.  A malformed row is an
 :class:`~rankbias.errors.InputError` naming ``file:line``.
 """
 
@@ -230,21 +219,17 @@ def polarisation_table(
 def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
     """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
     values = [
-        (
-            question,
-            polarisation_accuracy(group["score"].to_numpy(), group["perspective"].to_numpy()),
-        )
-        for question, group in table.groupby("question_id", sort=True)
+        (question, polarisation_accuracy(g["score"].to_numpy(), g["perspective"].to_numpy()))
+        for question, g in table.groupby("question_id", sort=True)
     ]
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
 
 
 # ---- orderings and signed Duo --------------------------------------------------------------------
 def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str, float]:
-    value = duo(scores)
     released = orientation_signed_duo(scores, perspective_one)
     return {
-        "duo": value,
+        "duo": duo(scores),
         "signed_duo": signed_duo(scores),
         "released_signed_duo": released,
         "aligned_signed_duo": duo_direction(scores) * released,
@@ -324,13 +309,8 @@ _TABLE3_COLUMNS = ["corpus", "behaviour", "n", "beta2", "beta2_low", "beta2_high
 def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
     import statsmodels.api as sm
 
-    data = pd.DataFrame(
-        {
-            "posterior": frame["posterior"].astype(float),
-            "prior": frame["prior"].astype(float),
-            "signed_duo": frame[duo_column].astype(float),
-        }
-    )
+    data = frame[["posterior", "prior", duo_column]].astype(float)
+    data.columns = ["posterior", "prior", "signed_duo"]
     n = len(data)
     undefined = None
     if n < 4:
@@ -346,15 +326,8 @@ def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
         return [n, *[math.nan] * 5], undefined
     result = sm.OLS(data["posterior"], exog).fit(cov_type=cov_type)
     low, high = result.conf_int(alpha=alpha).loc["signed_duo"]
-    values = [
-        n,
-        float(result.params["signed_duo"]),
-        float(low),
-        float(high),
-        float(result.pvalues["signed_duo"]),
-        float(result.rsquared),
-    ]
-    return values, None
+    estimate, p_value = result.params["signed_duo"], result.pvalues["signed_duo"]
+    return [n, *map(float, (estimate, low, high, p_value, result.rsquared))], None
 
 
 def fit_seme(
@@ -445,10 +418,13 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
         records, participants = [], {}
         skipped: dict[str, list[int]] = {"missing prior": [], "missing posterior": []}
         line = reader.line_num
-        rows = iter(reader)
+
+        def fail(message: str) -> InputError:
+            return located(where, start, message)
+
         while True:
             try:
-                fields = next(rows)
+                fields = next(reader)
             except StopIteration:
                 break
             except csv.Error as exc:
@@ -457,54 +433,37 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if len(fields) != len(header):
-                raise located(where, start, f"expected {len(header)} fields, found {len(fields)}")
+                raise fail(f"expected {len(header)} fields, found {len(fields)}")
             row = dict(zip(header, fields, strict=True))
             for name in ("participant_id", "corpus", "question_id"):
                 if not row[name].strip():
-                    raise located(where, start, f"{name}: expected a non-empty value, found ''")
+                    raise fail(f"{name}: expected a non-empty value, found ''")
             participant = row["participant_id"].strip()
             if participant in participants:
-                raise located(
-                    where,
-                    start,
-                    f"participant_id {participant!r} already used on line "
-                    f"{participants[participant]}",
-                )
+                first = participants[participant]
+                raise fail(f"participant_id {participant!r} already used on line {first}")
             participants[participant] = start
             prior = _likert(row["prior"], where, start, "prior")
             posterior = _likert(row["posterior"], where, start, "posterior")
             shown = tuple(doc.strip() for doc in row["shown"].split(_SEPARATOR))
             if not row["shown"].strip() or any(not doc for doc in shown):
-                raise located(
-                    where,
-                    start,
-                    f"shown: expected document ids separated by '|', found {row['shown']!r}",
-                )
+                raise fail(f"shown: expected document ids separated by '|', found {row['shown']!r}")
             repeated = sorted({doc for doc in shown if shown.count(doc) > 1})
             if repeated:
-                raise located(
-                    where,
-                    start,
-                    f"shown: expected distinct document ids, found {repeated} repeated",
-                )
+                raise fail(f"shown: expected distinct document ids, found {repeated} repeated")
             clicked: tuple[int, ...] = ()
             if row["clicked"].strip():
                 ranks = [rank.strip() for rank in row["clicked"].split(_SEPARATOR)]
-                if all(rank.isascii() and rank.isdigit() for rank in ranks):
-                    clicked = tuple(int(rank) for rank in ranks)
-                else:
-                    raise located(
-                        where,
-                        start,
+                if not all(rank.isascii() and rank.isdigit() for rank in ranks):
+                    raise fail(
                         "clicked: expected ranks (integers) separated by '|', "
-                        f"found {row['clicked']!r}",
+                        f"found {row['clicked']!r}"
                     )
+                clicked = tuple(int(rank) for rank in ranks)
                 outside = [rank for rank in clicked if not 1 <= rank <= len(shown)]
                 if outside:
-                    raise located(
-                        where,
-                        start,
-                        f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}",
+                    raise fail(
+                        f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}"
                     )
             if prior is None:
                 skipped["missing prior"].append(start)
