@@ -45,18 +45,11 @@ def split_label(label: str) -> tuple[str, int | None]:
 
 def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: str):
     """True / False, or None for a signed metric (no better direction)."""
-    if overrides and label in overrides:
-        return bool(overrides[label])
-    if overrides and metric in overrides:
-        return bool(overrides[metric])
-    direction = higher_is(metric)
-    if direction is None:
-        return True  # effectiveness measures (ir_measures): higher is better
-    if direction == HigherIs.FAIRER:
-        return True
-    if direction == HigherIs.MORE_BIASED:
-        return False
-    return None
+    for key in (label, metric):
+        if overrides and key in overrides:
+            return bool(overrides[key])
+    direction = higher_is(metric)  # None for effectiveness measures: higher is better
+    return {None: True, HigherIs.FAIRER: True, HigherIs.MORE_BIASED: False}.get(direction)
 
 
 def _combine(tables) -> pd.DataFrame:
@@ -68,8 +61,7 @@ def _combine(tables) -> pd.DataFrame:
                 f"table {i} lacks column(s) {lacking}; expected the tidy columns {list(_COLUMNS)}"
             )
     frames = [pd.DataFrame({c: t[c].to_numpy() for c in _COLUMNS}) for t in tables]
-    frames = [f.astype({"cutoff": "Int64"}) for f in frames]
-    frame = pd.concat(frames, ignore_index=True)
+    frame = pd.concat([f.astype({"cutoff": "Int64"}) for f in frames], ignore_index=True)
     frame["qid"] = frame["qid"].astype(str)
     return frame
 
@@ -171,9 +163,7 @@ def paired_tests(
         else:
             better.append(bool((diff > 0) == orientation))
     out["better"] = pd.Series(better, dtype=object)
-    out.attrs["alpha"] = alpha
-    out.attrs["baseline"] = baseline
-    out.attrs["comparisons"] = len(compared)
+    out.attrs.update(alpha=alpha, baseline=baseline, comparisons=len(compared))
     return out
 
 
@@ -195,15 +185,13 @@ def metric_correlation(
     qids = None if qids is None else {str(q) for q in qids}
     a = _measure_wide(frame, f"{first}@{cutoff}", qids)
     b = _measure_wide(frame, f"{second}@{cutoff}", qids)
-    all_runs = list(dict.fromkeys(frame["run"]))
-    runs = all_runs if runs is None else list(runs)
+    runs = list(dict.fromkeys(frame["run"])) if runs is None else list(runs)
     rows = []
     for run in runs:
         x = a[run] if run in a else pd.Series(dtype=float)
         y = b[run] if run in b else pd.Series(dtype=float)
         both = pd.concat([x, y], axis=1, keys=["x", "y"])
-        paired = both.dropna()
-        r = p = np.nan
+        paired, r, p = both.dropna(), np.nan, np.nan
         if len(paired) >= 3 and np.ptp(paired["x"]) > 0 and np.ptp(paired["y"]) > 0:
             result = stats.pearsonr(paired["x"], paired["y"])
             r, p = float(result.statistic), float(result.pvalue)
