@@ -55,10 +55,8 @@ __all__ = [
     "top_categories",
 ]
 
-OPEN_DICTIONARY_FILE = "liwc_open.dic"
 UNSUPPORTED_POLICIES = ("error", "skip")
 FAMILIES = ("metric", "all")
-SHOW_IDS = 5
 
 
 # ---- dictionaries -------------------------------------------------------------------------------
@@ -283,7 +281,7 @@ def read_dic(
 
 def open_dictionary_path() -> Path:
     """Path of the project's open LIWC-format dictionary (``resources/liwc_open.dic``)."""
-    return Path(str(resources.files("rankbias") / "resources" / OPEN_DICTIONARY_FILE))
+    return Path(str(resources.files("rankbias") / "resources" / "liwc_open.dic"))
 
 
 def open_dictionary() -> CategoryDictionary:
@@ -370,11 +368,8 @@ def document_category_counts(
 ) -> CategoryCounts:
     """Category counts and lengths of each text (module docstring, *Counting*)."""
     texts = list(texts)
-    docids = (
-        np.array([str(i) for i in range(len(texts))], dtype=object)
-        if docids is None
-        else np.asarray([str(d) for d in docids], dtype=object)
-    )
+    docids = range(len(texts)) if docids is None else docids
+    docids = np.asarray([str(d) for d in docids], dtype=object)
     if len(docids) != len(texts):
         raise ValueError(f"{len(docids)} docids for {len(texts)} texts; expected one each")
     if len(pd.unique(docids)) != len(docids):
@@ -410,7 +405,7 @@ def category_shares(
         ids = pd.unique(cut.docids[absent])
         raise InputError(
             f"run {run.name!r}: {len(ids)} document(s) of the top {cutoff} have no category "
-            f"counts, e.g. {', '.join(map(str, ids[:SHOW_IDS]))}; expected every document "
+            f"counts, e.g. {', '.join(map(str, ids[:5]))}; expected every document "
             "counted (or missing='skip')"
         )
     query_of = np.repeat(np.arange(len(cut.qids)), cut.list_lengths)
@@ -605,15 +600,7 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     picked = picked.sort_values(["metric", "abs_r", "category"], ascending=[True, False, True])
     picked["rank"] = picked.groupby("metric", observed=True).cumcount() + 1
     picked = picked[picked["rank"] <= k]
-    out = pd.DataFrame(
-        {
-            "metric": picked["metric"].astype(object).to_numpy(),
-            "rank": picked["rank"].to_numpy(),
-            "category": picked["category"].to_numpy(),
-            "r": picked["r"].to_numpy(),
-            "p": picked[p_column].to_numpy(),
-        }
-    )
-    out.attrs["n_significant"] = counts
-    out.attrs["adjusted"] = adjust
+    out = picked[["metric", "rank", "category", "r", p_column]].reset_index(drop=True)
+    out = out.rename(columns={p_column: "p"}).astype({"metric": object})
+    out.attrs.update(n_significant=counts, adjusted=adjust)
     return out
