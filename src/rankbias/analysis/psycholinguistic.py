@@ -409,12 +409,9 @@ def category_shares(
             "counted (or missing='skip')"
         )
     query_of = np.repeat(np.arange(len(cut.qids)), cut.list_lengths)
-    keep = ~absent
-    pool = sp.csr_matrix(
-        (np.ones(int(keep.sum())), (query_of[keep], rows[keep])),
-        shape=(len(cut.qids), len(counts.docids)),
+    frame, tokens = _pooled_shares(
+        counts, cut.qids.astype(object), query_of[~absent], rows[~absent]
     )
-    frame, tokens = _pooled_shares(pool, counts, cut.qids.astype(object))
     frame.insert(0, "run", run.name)
     frame.attrs["missing_documents"] = int(absent.sum())
     frame.attrs["empty_queries"] = [str(q) for q in cut.qids[tokens == 0]]
@@ -422,11 +419,12 @@ def category_shares(
     return frame
 
 
-def _pooled_shares(
-    pool: sp.csr_matrix, counts: CategoryCounts, qids
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """``qid, category, value`` shares of the documents pooled by each row of ``pool`` (a query
-    of ``qids``), and each query's token count."""
+def _pooled_shares(counts: CategoryCounts, qids, query_of, rows) -> tuple[pd.DataFrame, np.ndarray]:
+    """``qid, category, value`` shares of the documents (``rows`` of ``counts``) pooled per query
+    (``query_of``, positions in ``qids``), and each query's token count."""
+    pool = sp.csr_matrix(
+        (np.ones(len(rows)), (query_of, rows)), shape=(len(qids), len(counts.docids))
+    )
     totals = np.asarray((pool @ counts.counts).todense())
     tokens = pool @ counts.lengths.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -456,10 +454,7 @@ def query_category_shares(
     sizes = np.array([len(texts_by_query[q]) for q in texts_by_query], dtype=np.int64)
     counts = document_category_counts(texts, dictionary, tokenizer=tokenizer)
     query_of = np.repeat(np.arange(len(qids)), sizes)
-    pool = sp.csr_matrix(
-        (np.ones(len(texts)), (query_of, np.arange(len(texts)))), shape=(len(qids), len(texts))
-    )
-    frame, tokens = _pooled_shares(pool, counts, qids)
+    frame, tokens = _pooled_shares(counts, qids, query_of, np.arange(len(texts)))
     frame.attrs["empty_queries"] = [q for q, t in zip(qids, tokens, strict=True) if t == 0]
     return frame
 

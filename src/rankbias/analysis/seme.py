@@ -190,26 +190,23 @@ def polarisation_table(
         )
     if removal != "none" and (distractors is None or distractor_embeddings is None):
         raise ValueError(f"removal={removal!r} needs distractors and distractor_embeddings")
-    pooled = None
-    if removal == "pooled":
+    direction = None
+    if removal != "none":
         style = distractors["style_of"].to_numpy()
-        pooled = spurious_direction(
+    if removal == "pooled":
+        direction = spurious_direction(
             distractor_embeddings[style == 1], distractor_embeddings[style == 2]
         )
     scores = np.empty(len(perspectives))
     question_ids = perspectives["question_id"].to_numpy()
     for question in pd.unique(question_ids):
         rows = np.flatnonzero(question_ids == question)
-        direction = pooled
         if removal == "per_question":
             mine = (distractors["question_id"] == question).to_numpy()
-            style = distractors["style_of"].to_numpy()
-            if not (mine & (style == 1)).any() or not (mine & (style == 2)).any():
+            one, two = mine & (style == 1), mine & (style == 2)
+            if not one.any() or not two.any():
                 raise ValueError(f"question {question!r}: expected distractors of both styles")
-            direction = spurious_direction(
-                distractor_embeddings[mine & (style == 1)],
-                distractor_embeddings[mine & (style == 2)],
-            )
+            direction = spurious_direction(distractor_embeddings[one], distractor_embeddings[two])
         scores[rows] = polarisation_scores(embeddings[rows], remove_direction=direction)
     table = perspectives[["question_id", "doc_id", "perspective"]].copy()
     table["score"] = scores
