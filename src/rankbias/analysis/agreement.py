@@ -1,16 +1,15 @@
 r"""Effectiveness, fairness and metric agreement across systems (Abolghasemi et al. (2024),
-Table 1).
+Table 1), from tidy ``run, qid, metric, cutoff, value`` tables (of
+:func:`rankbias.effectiveness.effectiveness` or :func:`rankbias.scoring.score_runs`; a measure
+is named ``metric@cutoff``).
 
-Per system (run), from tidy ``run, qid, metric, cutoff, value`` tables (effectiveness from
-:func:`rankbias.effectiveness.effectiveness`, fairness from :func:`rankbias.scoring.score_runs`;
-a measure is named ``metric@cutoff``): the mean of each measure, a two-sided paired t-test
-against a baseline over the queries both define, Bonferroni-corrected per measure
-(``p_bonferroni = min(1, m·p)``, ``m`` non-baseline systems) (:func:`paired_tests`), and the
-Pearson ``r`` between two metrics over its queries (:func:`metric_correlation`).
-
-"Better" is higher for effectiveness and *higher = fairer* metrics, lower for *higher = more
-biased*, undefined for signed ones; ``higher_is_better`` overrides it.  ``qids=`` restricts
-every statistic to a query set; queries left out are counted in ``n_excluded``.
+Per system: the mean of each measure and a two-sided paired t-test against a baseline over the
+queries both define, Bonferroni-corrected per measure (``min(1, m·p)``, ``m`` non-baseline
+systems; :func:`paired_tests`); per run, Pearson's ``r`` of two metrics
+(:func:`metric_correlation`).  "Better" is higher for effectiveness and *higher = fairer*
+metrics, lower for *higher = more biased*, undefined for signed ones (``higher_is_better``
+overrides it).  ``qids=`` restricts every statistic to a query set; queries left out are counted
+in ``n_excluded``.
 """
 
 from __future__ import annotations
@@ -24,12 +23,7 @@ from scipy import stats
 from rankbias.errors import InputError
 from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
-__all__ = [
-    "DEFAULT_MEASURES",
-    "split_label",
-    "paired_tests",
-    "metric_correlation",
-]
+__all__ = ["DEFAULT_MEASURES", "split_label", "paired_tests", "metric_correlation"]
 
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "nfairr@10", "texfair@10")
 _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
