@@ -393,32 +393,29 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
             pass
         raise
     refuse_inner_bom(data, where)
+    start = 1  # the line of the record being read
+
+    def fail(message: str) -> InputError:
+        return located(where, start, message)
+
     with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         try:
             header = next(reader, None)
         except csv.Error as exc:
-            raise located(where, 1, f"expected a CSV header, found {exc}") from None
+            raise fail(f"expected a CSV header, found {exc}") from None
         if header is None:
-            raise located(
-                where, 1, f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file"
-            )
+            raise fail(f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file")
         header = [name.strip() for name in header]
         absent = [name for name in _RESPONSE_COLUMNS if name not in header]
         if absent:
-            raise located(
-                where, 1, f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}"
-            )
+            raise fail(f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}")
         duplicated = sorted({name for name in header if header.count(name) > 1})
         if duplicated:
-            raise located(where, 1, f"expected each column once, found {duplicated} repeated")
+            raise fail(f"expected each column once, found {duplicated} repeated")
         records, participants = [], {}
         skipped: dict[str, list[int]] = {"missing prior": [], "missing posterior": []}
         line = reader.line_num
-
-        def fail(message: str) -> InputError:
-            return located(where, start, message)
-
         while True:
             try:
                 fields = next(reader)
@@ -462,20 +459,11 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
                     raise fail(
                         f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}"
                     )
-            if prior is None:
-                skipped["missing prior"].append(start)
+            if prior is None or posterior is None:
+                skipped["missing prior" if prior is None else "missing posterior"].append(start)
                 continue
-            if posterior is None:
-                skipped["missing posterior"].append(start)
-                continue
-            row.update(
-                participant_id=participant,
-                prior=prior,
-                posterior=posterior,
-                shown=shown,
-                clicked=clicked,
-                n_clicked=len(set(clicked)),
-            )
+            row.update(participant_id=participant, prior=prior, posterior=posterior, shown=shown)
+            row.update(clicked=clicked, n_clicked=len(set(clicked)))
             records.append(row)
     columns = [*_RESPONSE_COLUMNS, "n_clicked", *[c for c in header if c not in _RESPONSE_COLUMNS]]
     frame = pd.DataFrame(records, columns=columns)
