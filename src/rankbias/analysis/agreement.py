@@ -113,42 +113,32 @@ def paired_tests(
     rows = []
     for label in measures:
         wide = _measure_wide(frame, label, qids)
-        base = wide[baseline] if baseline in wide else pd.Series(dtype=float)
+        base = wide.get(baseline, pd.Series(dtype=float))
         for run in runs:
-            values = wide[run] if run in wide else pd.Series(dtype=float)
+            values = wide.get(run, pd.Series(dtype=float))
             defined = values.dropna()
-            record = {
-                "run": run,
-                "measure": label,
-                "n": len(defined),
-                "mean": float(defined.mean()) if len(defined) else np.nan,
-                "difference": np.nan,
-                "t": np.nan,
-                "p": np.nan,
-                "p_bonferroni": np.nan,
-                "significant": False,
-                "better": None,
-                "n_excluded": int(values.isna().sum()),
-            }
+            mean = float(defined.mean()) if len(defined) else np.nan
+            difference = t = p = np.nan
+            n_excluded = int(values.isna().sum())
             if run != baseline:
                 paired = pd.concat([values, base], axis=1, keys=["s", "b"]).dropna()
-                record["n_excluded"] = int(len(wide) - len(paired))
+                n_excluded = int(len(wide) - len(paired))
                 if len(paired) >= 2:
                     diff = paired["s"].to_numpy() - paired["b"].to_numpy()
-                    record["difference"] = float(diff.mean())
+                    difference = float(diff.mean())
                     if np.ptp(diff) > 0:
                         result = stats.ttest_rel(paired["s"], paired["b"])
-                        record["t"], record["p"] = float(result.statistic), float(result.pvalue)
-                    elif diff[0] != 0:
-                        # a constant non-zero difference: t is infinite
-                        record["t"], record["p"] = float(np.sign(diff[0]) * np.inf), 0.0
+                        t, p = float(result.statistic), float(result.pvalue)
+                    elif diff[0] != 0:  # a constant non-zero difference: t is infinite
+                        t, p = float(np.sign(diff[0]) * np.inf), 0.0
                     else:
-                        record["t"], record["p"] = 0.0, 1.0
-            rows.append(record)
-    out = pd.DataFrame(rows)
+                        t, p = 0.0, 1.0
+            rows.append((run, label, len(defined), mean, difference, t, p, n_excluded))
+    columns = ["run", "measure", "n", "mean", "difference", "t", "p", "n_excluded"]
+    out = pd.DataFrame(rows, columns=columns)
     tested = out["run"] != baseline
-    out.loc[tested, "p_bonferroni"] = np.minimum(1.0, out.loc[tested, "p"] * len(compared))
-    out["significant"] = (out["p_bonferroni"] < alpha).fillna(False).astype(bool)
+    out.insert(7, "p_bonferroni", np.minimum(1.0, out["p"] * len(compared)).where(tested))
+    out.insert(8, "significant", (out["p_bonferroni"] < alpha).fillna(False).astype(bool))
     better = []
     for label, diff, run in zip(out["measure"], out["difference"], out["run"], strict=True):
         orientation = _higher_is_better(split_label(label)[0], higher_is_better, label)
@@ -156,7 +146,7 @@ def paired_tests(
             better.append(None)
         else:
             better.append(bool((diff > 0) == orientation))
-    out["better"] = pd.Series(better, dtype=object)
+    out.insert(9, "better", pd.Series(better, dtype=object))
     out.attrs.update(alpha=alpha, baseline=baseline, comparisons=len(compared))
     return out
 
@@ -182,26 +172,16 @@ def metric_correlation(
     runs = list(dict.fromkeys(frame["run"])) if runs is None else list(runs)
     rows = []
     for run in runs:
-        x = a[run] if run in a else pd.Series(dtype=float)
-        y = b[run] if run in b else pd.Series(dtype=float)
+        x, y = a.get(run, pd.Series(dtype=float)), b.get(run, pd.Series(dtype=float))
         both = pd.concat([x, y], axis=1, keys=["x", "y"])
         paired, r, p = both.dropna(), np.nan, np.nan
         if len(paired) >= 3 and np.ptp(paired["x"]) > 0 and np.ptp(paired["y"]) > 0:
             result = stats.pearsonr(paired["x"], paired["y"])
             r, p = float(result.statistic), float(result.pvalue)
-        rows.append(
-            {
-                "run": run,
-                "first": first,
-                "second": second,
-                "cutoff": cutoff,
-                "n": len(paired),
-                "r": r,
-                "p": p,
-                "significant": bool(p < alpha) if np.isfinite(p) else False,
-                "n_excluded": int(len(both) - len(paired)),
-            }
-        )
-    out = pd.DataFrame(rows)
+        significant = bool(p < alpha) if np.isfinite(p) else False
+        n_excluded = int(len(both) - len(paired))
+        rows.append((run, first, second, cutoff, len(paired), r, p, significant, n_excluded))
+    columns = ["run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"]
+    out = pd.DataFrame(rows, columns=columns)
     out.attrs["alpha"] = alpha
     return out
