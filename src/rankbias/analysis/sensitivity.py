@@ -64,8 +64,7 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
         )
     kept = np.array([column[t] for t in kept_terms], dtype=np.int64)
     group_of = np.asarray(stats.term_group)[kept]
-    expected = lexicon.group_index()
-    moved = np.flatnonzero(group_of != expected)
+    moved = np.flatnonzero(group_of != lexicon.group_index())
     if len(moved):
         t = kept_terms[moved[0]]
         raise InputError(
@@ -174,15 +173,9 @@ def subsample_coverage(
             counts = subsample_stats(stats, sub).group_counts
             for j, group in enumerate(stats.groups):
                 kept = int(counts[:, j].sum())
-                rows.append(
-                    {
-                        "fraction": float(fraction),
-                        "seed": int(seed),
-                        "group": group,
-                        "terms": len(sub.terms_of(group)),
-                        "occurrences": kept,
-                        "occurrence_share": kept / full[j] if full[j] else float("nan"),
-                        "documents": int((counts[:, j] > 0).sum()),
-                    }
-                )
-    return pd.DataFrame(rows)
+                share = kept / full[j] if full[j] else float("nan")
+                documents = int((counts[:, j] > 0).sum())
+                terms = len(sub.terms_of(group))
+                rows.append((float(fraction), int(seed), group, terms, kept, share, documents))
+    columns = ["fraction", "seed", "group", "terms", "occurrences", "occurrence_share", "documents"]
+    return pd.DataFrame(rows, columns=columns)
