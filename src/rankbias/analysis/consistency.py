@@ -132,7 +132,6 @@ def query_bins(
             }
         )
 
-    _check_bins(n_bins)
     return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 1, n_bins, one)
 
 
@@ -152,7 +151,6 @@ def consistency_bins(
     """The overlap ``O_k`` of each unordered pair of ``metrics`` in each bin, as ``[by…,]
     metric_a, metric_b, bin, n_in_bin, overlap, overlap_low, overlap_high, chance`` (the
     interval at ``confidence``, NaN when ``n_boot = 0``)."""
-    _check_bins(n_bins)
     if int(n_boot) != n_boot or n_boot < 0:
         raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
     if not 0.0 < confidence < 1.0:
@@ -246,11 +244,6 @@ def _check_present(rows: pd.DataFrame, metrics: tuple[str, ...], where: str = ""
         )
 
 
-def _check_bins(n_bins: int) -> None:
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
-
-
 def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -> _BiasTable:
     """The checked bias table of one group's rows."""
     _check_present(rows, metrics, where)
@@ -307,6 +300,8 @@ def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -
 
 def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum, n_bins, one):
     """Select, check, build the bias table(s), apply ``one`` per group, gather ``attrs``."""
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum)
     rows = per_query[per_query["metric"].isin(metrics)]
