@@ -178,12 +178,8 @@ def _check_entry(entry: str, path, line: int | None) -> None:
 def read_dic(
     path: str | Path, unsupported: str = "error", encoding: str = "utf-8-sig"
 ) -> CategoryDictionary:
-    """Read a dictionary in LIWC ``.dic`` format (module docstring).
-
-    Errors name the file and line: a missing or unclosed ``%`` header, a malformed or repeated
-    category id or name, an entry without categories or with an undeclared id, a word listed
-    twice, a ``*`` not at the end of a word, and (``unsupported="error"``) an unmatchable entry.
-    """
+    """Read a dictionary in LIWC ``.dic`` format (module docstring); a malformed header or entry
+    is an :class:`InputError` naming the file and line."""
     _check_unsupported(unsupported)
     path = Path(path)
     try:
@@ -290,11 +286,9 @@ def open_dictionary() -> CategoryDictionary:
 
 
 def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDictionary:
-    """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words).
-
-    Multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"`` refuses
-    them); a category without terms or named twice is an error.
-    """
+    """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words);
+    multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"``
+    refuses them)."""
     _check_unsupported(unsupported)
     path = Path(path)
     categories: list[str] = []
@@ -366,7 +360,7 @@ def document_category_counts(
     docids: Iterable[str] | None = None,
     tokenizer: str = "default",
 ) -> CategoryCounts:
-    """Category counts and lengths of each text (module docstring, *Counting*)."""
+    """Category counts and token lengths of each text (:func:`rankbias.text.tokenize`)."""
     texts = list(texts)
     docids = range(len(texts)) if docids is None else docids
     docids = np.asarray([str(d) for d in docids], dtype=object)
@@ -389,13 +383,10 @@ def document_category_counts(
 def category_shares(
     run: Run, counts: CategoryCounts, cutoff: int = 10, missing: str = "error"
 ) -> pd.DataFrame:
-    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category:
-    columns ``run, qid, category, value``.
-
-    A document ``counts`` lacks is an error (``missing="skip"``: left out and counted in
-    ``attrs["missing_documents"]``); a query without tokens gets NaN, listed in
-    ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count.
-    """
+    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category,
+    as ``run, qid, category, value``.  A document ``counts`` lacks is an error (``missing="skip"``:
+    left out, counted in ``attrs["missing_documents"]``); a query without tokens gets NaN, listed
+    in ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count."""
     if missing not in ("error", "skip"):
         raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
     cut = run.cut(cutoff)
@@ -444,11 +435,8 @@ def query_category_shares(
     dictionary: CategoryDictionary,
     tokenizer: str = "default",
 ) -> pd.DataFrame:
-    """Shares for queries given directly as ``{qid: [text of document 1, …]}`` (already cut).
-
-    Columns ``qid, category, value``; a query whose texts have no tokens gets NaN and is listed
-    in ``attrs["empty_queries"]``.
-    """
+    """``qid, category, value`` shares for queries given as ``{qid: [document text, …]}`` (already
+    cut); a query without tokens gets NaN and is listed in ``attrs["empty_queries"]``."""
     qids = [str(q) for q in texts_by_query]
     texts = [t for q in texts_by_query for t in texts_by_query[q]]
     sizes = np.array([len(texts_by_query[q]) for q in texts_by_query], dtype=np.int64)
@@ -491,15 +479,12 @@ def correlate(
     run: str | None = None,
     cutoff: int | None = None,
 ) -> pd.DataFrame:
-    """Pearson ``r`` and p between each metric's per-query values and each category's shares.
-
-    ``per_query_metric`` is tidy ``qid, metric, value``, ``shares`` as :func:`category_shares`
-    returns; ``run``/``cutoff`` select when those columns hold several values.  A query without
-    shares or with a NaN is left out of that metric's tests, counted in
-    ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r, p, p_bh, significant,
-    significant_bh`` (``p_bh`` adjusted within ``family``); ``attrs["undefined"]`` counts the
-    pairs without a correlation.
-    """
+    """Pearson ``r`` and p between each metric's per-query values (tidy ``qid, metric, value``)
+    and each category's shares (:func:`category_shares`); ``run``/``cutoff`` select when those
+    columns hold several values.  A query without shares or with a NaN is left out of that
+    metric's tests, counted in ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r,
+    p, p_bh, significant, significant_bh`` (``p_bh`` adjusted within ``family``);
+    ``attrs["undefined"]`` counts the pairs without a correlation."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
     if not 0.0 < alpha < 1.0:
@@ -576,11 +561,9 @@ def _pearson_columns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) -> pd.DataFrame:
-    """Per metric, the ``k`` significant categories (``significant_bh`` if ``adjust``, else
-    ``significant``) of largest ``|r|``, ties by name: columns ``metric, rank, category, r, p``.
-
-    A metric with fewer gets fewer rows (not padded); ``attrs["n_significant"]`` counts them.
-    """
+    """Per metric, the (at most) ``k`` significant categories (``significant_bh`` if ``adjust``,
+    else ``significant``) of largest ``|r|``, ties by name, as ``metric, rank, category, r, p``;
+    ``attrs["n_significant"]`` counts each metric's significant categories."""
     column = "significant_bh" if adjust else "significant"
     p_column = "p_bh" if adjust else "p"
     if k < 1:
