@@ -91,13 +91,11 @@ def paired_tests(
     runs: Sequence[str] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
 ) -> pd.DataFrame:
-    """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring).
-
-    ``tables`` is one tidy table or several; ``runs`` the systems in order (default: baseline
-    first, then in order of appearance).  Returns ``run, measure, n, mean, difference, t, p,
-    p_bonferroni, significant, better, n_excluded`` (``difference`` system − baseline over the
-    paired queries; the baseline's test columns NaN, its ``better`` None).
-    """
+    """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring)
+    over one tidy table or several; ``runs``: the systems in order (default: baseline first, then
+    in order of appearance).  Returns ``run, measure, n, mean, difference, t, p, p_bonferroni,
+    significant, better, n_excluded`` (``difference`` system − baseline over the paired queries;
+    the baseline's test columns NaN, its ``better`` None)."""
     frame = _combine(tables)
     qids = None if qids is None else {str(q) for q in qids}
     all_runs = list(dict.fromkeys(frame["run"]))
@@ -160,11 +158,9 @@ def metric_correlation(
     qids: Iterable[str] | None = None,
     runs: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per run, Pearson ``r`` between two metrics' per-query values at ``cutoff``, with p.
-
-    Columns ``run, first, second, cutoff, n, r, p, significant, n_excluded`` (queries where
-    either value is NaN or absent); fewer than 3 queries, or a constant metric, give NaN.
-    """
+    """Per run, Pearson ``r`` and p of two metrics' per-query values at ``cutoff``, as ``run, first,
+    second, cutoff, n, r, p, significant, n_excluded`` (queries where either value is NaN or
+    absent); fewer than 3 queries, or a constant metric, give NaN."""
     frame = _combine(per_query)
     qids = None if qids is None else {str(q) for q in qids}
     a = _measure_wide(frame, f"{first}@{cutoff}", qids)

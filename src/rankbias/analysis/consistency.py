@@ -114,10 +114,8 @@ def query_bins(
     directions: Mapping[str, str] | None = None,
     undefined: str = "exclude",
 ) -> pd.DataFrame:
-    """Each query's bias level, rank (1 = most biased) and bin (1 … ``n_bins``) per metric.
-
-    Columns ``[by…,] qid, metric, bias, rank, bin``; ``attrs`` as in the module docstring.
-    """
+    """Each query's bias level, rank (1 = most biased) and bin (1 … ``n_bins``) per metric, as
+    ``[by…,] qid, metric, bias, rank, bin``; ``attrs`` as in the module docstring."""
 
     def one(table: _BiasTable) -> pd.DataFrame:
         ranks = bias_ranks(table.bias)

@@ -113,11 +113,8 @@ def _read_tsv(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, s
 
 def load_perspectives(path: str | Path | None = None) -> pd.DataFrame:
     """The perspective testbed, ``question_id, question, doc_id, perspective (1 or 2), text``
-    (default ``resources/perspectives.tsv``, card ``PERSPECTIVES.md``).
-
-    Refuses repeated document ids, other perspectives, two texts of one question id and a
-    question without documents of both perspectives.
-    """
+    (default ``resources/perspectives.tsv``, card ``PERSPECTIVES.md``); refuses repeated document
+    ids, other perspectives, two texts of one question id and a one-sided question."""
     path = Path(path) if path is not None else _resource("perspectives.tsv")
     rows = _read_tsv(path, _PERSPECTIVE_COLUMNS)
     seen: dict[str, int] = {}
@@ -175,11 +172,9 @@ def polarisation_table(
     distractor_embeddings: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Polarisation scores ``question_id, doc_id, perspective, score`` of every document, one
-    PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``).
-
+    PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``);
     ``removal``: ``"none"``, ``"pooled"`` (one spurious direction from all distractors, style 1
-    minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors).
-    """
+    minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors)."""
     if removal not in ("none", "pooled", "per_question"):
         raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
     embeddings = np.asarray(embeddings, dtype=float)
@@ -336,13 +331,11 @@ def fit_seme(
     combined: bool = False,
 ) -> pd.DataFrame:
     """Table 3 of ziems2024indexical: OLS ``posterior ~ prior + signed Duo`` per corpus and
-    behaviour, as ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2``.
-
+    behaviour, as ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2``;
     ``responses`` has ``corpus, prior, posterior, n_clicked`` and ``duo_column``
     (:func:`attach_duo`).  ``robust=True``: HC3 standard errors (MacKinnon & White 1985);
     ``combined=True`` adds all corpora pooled; the interval of β2 is ``1 − alpha``.  A subset too
-    small or without variation gets NaN, listed in ``attrs["undefined"]``.
-    """
+    small or without variation gets NaN, listed in ``attrs["undefined"]``."""
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
@@ -379,11 +372,9 @@ def _likert(value: str, path, line: int, column: str):
 
 
 def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
-    """Read a study response file (module docstring) from a path or stream (:mod:`rankbias.inputs`).
-
-    Returns the columns with ``shown`` and ``clicked`` as tuples and ``n_clicked``, the
-    *distinct* ranks clicked; ``attrs["skipped"]`` maps a reason to the skipped line numbers.
-    """
+    """Read a study response file (module docstring) from a path or stream (:mod:`rankbias.inputs`):
+    its columns, ``shown`` and ``clicked`` as tuples, and ``n_clicked``, the *distinct* ranks
+    clicked; ``attrs["skipped"]`` maps a reason to the skipped line numbers."""
     where = source_name(path)
     data = read_bytes(path, "response file")
     try:

@@ -100,12 +100,10 @@ def subsampling_study(
 ) -> pd.DataFrame:
     """Every metric of every run rescored (:func:`rankbias.scoring.score_runs` with ``metrics``,
     ``cutoffs``, ``options``) on ``subsample(lexicon, fraction, seed, stratified)`` per fraction
-    and seed (``lexicon``: default the terms of ``stats``; fraction 1 is scored once, as seed 0).
-
-    Returns ``fraction, seed, run, qid, metric, cutoff, value`` (categorical ids);
+    and seed (``lexicon``: default the terms of ``stats``; fraction 1 is scored once, as seed 0),
+    as ``fraction, seed, run, qid, metric, cutoff, value`` (categorical ids);
     ``attrs["undefined_values"]``/``attrs["terms_kept"]`` map ``(fraction, seed)`` to the NaN
-    counts and the terms kept per group.
-    """
+    counts and the terms kept per group."""
     runs = [runs] if isinstance(runs, Run) else list(runs)
     lexicon = lexicon_of(stats) if lexicon is None else lexicon
     seeds = [int(s) for s in seeds]
