@@ -288,7 +288,7 @@ def open_dictionary() -> CategoryDictionary:
 def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDictionary:
     """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words);
     multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"``
-    refuses them)."""
+    refuses them); a category without terms or named twice is an error."""
     _check_unsupported(unsupported)
     path = Path(path)
     categories: list[str] = []
