@@ -7,10 +7,11 @@ regression (:func:`fit_seme`) and the response file.
 
 per corpus and behaviour (``all`` participants, or those who ``clicked``), opinions on the scale
 −3…3 (agreement with perspective 1).  Signed Duo columns (:func:`attach_duo`): ``signed_duo``,
-the paper's :math:`\mu^+_\text{Duo}` (App. A.2; the PCA axis sign is arbitrary per question;
-the default regressor); ``released_signed_duo``, what the released ``seme_experiment.py``
-regressed on (Duo times the axis orientation); ``aligned_signed_duo``, this project's variant
-(``+1`` = the ordering puts perspective 1's side first).
+the paper's :math:`\mu^+_\text{Duo}` (App. A.2, :func:`rankbias.metrics.duo.signed_duo`; the
+PCA axis sign is arbitrary per question; the default regressor); ``released_signed_duo``, what
+the released ``seme_experiment.py`` regressed on (Duo times the axis orientation,
+:func:`rankbias.metrics.duo.orientation_signed_duo`); ``aligned_signed_duo``, this project's
+variant (``+1`` = the ordering puts perspective 1's side first).
 
 Response file (:func:`read_study_responses`): UTF-8 CSV with a header and the columns
 ``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty), ``prior`` and
