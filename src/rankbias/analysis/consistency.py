@@ -358,6 +358,6 @@ def _bootstrap_samples(bias: np.ndarray, n_boot: int, rng: np.random.Generator):
     """Chunks ``(c, n, m)`` of resampled bias tables; indices sorted so copies stay in qid order."""
     n, m = bias.shape
     chunk = max(1, _CHUNK_CELLS // (n * m))
-    for done in range(0, n_boot, chunk):
-        index = np.sort(rng.integers(0, n, size=(min(chunk, n_boot - done), n)), axis=1)
+    for done in range(0, int(n_boot), chunk):
+        index = np.sort(rng.integers(0, n, size=(min(chunk, int(n_boot) - done), n)), axis=1)
         yield bias[index]
