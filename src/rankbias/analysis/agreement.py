@@ -1,16 +1,15 @@
 r"""Effectiveness, fairness and metric agreement across systems (Abolghasemi et al. (2024),
-Table 1).
+Table 1), from tidy ``run, qid, metric, cutoff, value`` tables (of
+:func:`rankbias.effectiveness.effectiveness` or :func:`rankbias.scoring.score_runs`; a measure
+is named ``metric@cutoff``).
 
-Per system (run), from tidy ``run, qid, metric, cutoff, value`` tables (effectiveness from
-:func:`rankbias.effectiveness.effectiveness`, fairness from :func:`rankbias.scoring.score_runs`;
-a measure is named ``metric@cutoff``): the mean of each measure, a two-sided paired t-test
-against a baseline over the queries both define, Bonferroni-corrected per measure
-(``p_bonferroni = min(1, m·p)``, ``m`` non-baseline systems) (:func:`paired_tests`), and the
-Pearson ``r`` between two metrics over its queries (:func:`metric_correlation`).
-
-"Better" is higher for effectiveness and *higher = fairer* metrics, lower for *higher = more
-biased*, undefined for signed ones; ``higher_is_better`` overrides it.  ``qids=`` restricts
-every statistic to a query set; queries left out are counted in ``n_excluded``.
+Per system: the mean of each measure and a two-sided paired t-test against a baseline over the
+queries both define, Bonferroni-corrected per measure (``min(1, m·p)``, ``m`` non-baseline
+systems; :func:`paired_tests`); per run, Pearson's ``r`` of two metrics
+(:func:`metric_correlation`).  "Better" is higher for effectiveness and *higher = fairer*
+metrics, lower for *higher = more biased*, undefined for signed ones (``higher_is_better``
+overrides it).  ``qids=`` restricts every statistic to a query set; queries left out are counted
+in ``n_excluded``.
 """
 
 from __future__ import annotations
@@ -24,12 +23,7 @@ from scipy import stats
 from rankbias.errors import InputError
 from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
-__all__ = [
-    "DEFAULT_MEASURES",
-    "split_label",
-    "paired_tests",
-    "metric_correlation",
-]
+__all__ = ["DEFAULT_MEASURES", "split_label", "paired_tests", "metric_correlation"]
 
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "nfairr@10", "texfair@10")
 _COLUMNS = ("run", "qid", "metric", "cutoff", "value")
@@ -45,18 +39,11 @@ def split_label(label: str) -> tuple[str, int | None]:
 
 def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: str):
     """True / False, or None for a signed metric (no better direction)."""
-    if overrides and label in overrides:
-        return bool(overrides[label])
-    if overrides and metric in overrides:
-        return bool(overrides[metric])
-    direction = higher_is(metric)
-    if direction is None:
-        return True  # effectiveness measures (ir_measures): higher is better
-    if direction == HigherIs.FAIRER:
-        return True
-    if direction == HigherIs.MORE_BIASED:
-        return False
-    return None
+    for key in (label, metric):
+        if overrides and key in overrides:
+            return bool(overrides[key])
+    direction = higher_is(metric)  # None for effectiveness measures: higher is better
+    return {None: True, HigherIs.FAIRER: True, HigherIs.MORE_BIASED: False}.get(direction)
 
 
 def _combine(tables) -> pd.DataFrame:
@@ -68,8 +55,7 @@ def _combine(tables) -> pd.DataFrame:
                 f"table {i} lacks column(s) {lacking}; expected the tidy columns {list(_COLUMNS)}"
             )
     frames = [pd.DataFrame({c: t[c].to_numpy() for c in _COLUMNS}) for t in tables]
-    frames = [f.astype({"cutoff": "Int64"}) for f in frames]
-    frame = pd.concat(frames, ignore_index=True)
+    frame = pd.concat([f.astype({"cutoff": "Int64"}) for f in frames], ignore_index=True)
     frame["qid"] = frame["qid"].astype(str)
     return frame
 
@@ -105,13 +91,11 @@ def paired_tests(
     runs: Sequence[str] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
 ) -> pd.DataFrame:
-    """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring).
-
-    ``tables`` is one tidy table or several; ``runs`` the systems in order (default: baseline
-    first, then in order of appearance).  Returns ``run, measure, n, mean, difference, t, p,
-    p_bonferroni, significant, better, n_excluded`` (``difference`` system − baseline over the
-    paired queries; the baseline's test columns NaN, its ``better`` None).
-    """
+    """Per system and measure: mean, and a paired t-test against ``baseline`` (module docstring)
+    over one tidy table or several; ``runs``: the systems in order (default: baseline first, then
+    in order of appearance).  Returns ``run, measure, n, mean, difference, t, p, p_bonferroni,
+    significant, better, n_excluded`` (``difference`` system − baseline over the paired queries;
+    the baseline's test columns NaN, its ``better`` None)."""
     frame = _combine(tables)
     qids = None if qids is None else {str(q) for q in qids}
     all_runs = list(dict.fromkeys(frame["run"]))
@@ -127,42 +111,32 @@ def paired_tests(
     rows = []
     for label in measures:
         wide = _measure_wide(frame, label, qids)
-        base = wide[baseline] if baseline in wide else pd.Series(dtype=float)
+        base = wide.get(baseline, pd.Series(dtype=float))
         for run in runs:
-            values = wide[run] if run in wide else pd.Series(dtype=float)
+            values = wide.get(run, pd.Series(dtype=float))
             defined = values.dropna()
-            record = {
-                "run": run,
-                "measure": label,
-                "n": len(defined),
-                "mean": float(defined.mean()) if len(defined) else np.nan,
-                "difference": np.nan,
-                "t": np.nan,
-                "p": np.nan,
-                "p_bonferroni": np.nan,
-                "significant": False,
-                "better": None,
-                "n_excluded": int(values.isna().sum()),
-            }
+            mean = float(defined.mean()) if len(defined) else np.nan
+            difference = t = p = np.nan
+            n_excluded = int(values.isna().sum())
             if run != baseline:
                 paired = pd.concat([values, base], axis=1, keys=["s", "b"]).dropna()
-                record["n_excluded"] = int(len(wide) - len(paired))
+                n_excluded = int(len(wide) - len(paired))
                 if len(paired) >= 2:
                     diff = paired["s"].to_numpy() - paired["b"].to_numpy()
-                    record["difference"] = float(diff.mean())
+                    difference = float(diff.mean())
                     if np.ptp(diff) > 0:
                         result = stats.ttest_rel(paired["s"], paired["b"])
-                        record["t"], record["p"] = float(result.statistic), float(result.pvalue)
-                    elif diff[0] != 0:
-                        # a constant non-zero difference: t is infinite
-                        record["t"], record["p"] = float(np.sign(diff[0]) * np.inf), 0.0
+                        t, p = float(result.statistic), float(result.pvalue)
+                    elif diff[0] != 0:  # a constant non-zero difference: t is infinite
+                        t, p = float(np.sign(diff[0]) * np.inf), 0.0
                     else:
-                        record["t"], record["p"] = 0.0, 1.0
-            rows.append(record)
-    out = pd.DataFrame(rows)
+                        t, p = 0.0, 1.0
+            rows.append((run, label, len(defined), mean, difference, t, p, n_excluded))
+    columns = ["run", "measure", "n", "mean", "difference", "t", "p", "n_excluded"]
+    out = pd.DataFrame(rows, columns=columns)
     tested = out["run"] != baseline
-    out.loc[tested, "p_bonferroni"] = np.minimum(1.0, out.loc[tested, "p"] * len(compared))
-    out["significant"] = (out["p_bonferroni"] < alpha).fillna(False).astype(bool)
+    out.insert(7, "p_bonferroni", np.minimum(1.0, out["p"] * len(compared)).where(tested))
+    out.insert(8, "significant", (out["p_bonferroni"] < alpha).fillna(False).astype(bool))
     better = []
     for label, diff, run in zip(out["measure"], out["difference"], out["run"], strict=True):
         orientation = _higher_is_better(split_label(label)[0], higher_is_better, label)
@@ -170,10 +144,8 @@ def paired_tests(
             better.append(None)
         else:
             better.append(bool((diff > 0) == orientation))
-    out["better"] = pd.Series(better, dtype=object)
-    out.attrs["alpha"] = alpha
-    out.attrs["baseline"] = baseline
-    out.attrs["comparisons"] = len(compared)
+    out.insert(9, "better", pd.Series(better, dtype=object))
+    out.attrs.update(alpha=alpha, baseline=baseline, comparisons=len(compared))
     return out
 
 
@@ -186,40 +158,26 @@ def metric_correlation(
     qids: Iterable[str] | None = None,
     runs: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per run, Pearson ``r`` between two metrics' per-query values at ``cutoff``, with p.
-
-    Columns ``run, first, second, cutoff, n, r, p, significant, n_excluded`` (queries where
-    either value is NaN or absent); fewer than 3 queries, or a constant metric, give NaN.
-    """
+    """Per run, Pearson ``r`` and p of two metrics' per-query values at ``cutoff``, as ``run, first,
+    second, cutoff, n, r, p, significant, n_excluded`` (queries where either value is NaN or
+    absent); fewer than 3 queries, or a constant metric, give NaN."""
     frame = _combine(per_query)
     qids = None if qids is None else {str(q) for q in qids}
     a = _measure_wide(frame, f"{first}@{cutoff}", qids)
     b = _measure_wide(frame, f"{second}@{cutoff}", qids)
-    all_runs = list(dict.fromkeys(frame["run"]))
-    runs = all_runs if runs is None else list(runs)
+    runs = list(dict.fromkeys(frame["run"])) if runs is None else list(runs)
     rows = []
     for run in runs:
-        x = a[run] if run in a else pd.Series(dtype=float)
-        y = b[run] if run in b else pd.Series(dtype=float)
+        x, y = a.get(run, pd.Series(dtype=float)), b.get(run, pd.Series(dtype=float))
         both = pd.concat([x, y], axis=1, keys=["x", "y"])
-        paired = both.dropna()
-        r = p = np.nan
+        paired, r, p = both.dropna(), np.nan, np.nan
         if len(paired) >= 3 and np.ptp(paired["x"]) > 0 and np.ptp(paired["y"]) > 0:
             result = stats.pearsonr(paired["x"], paired["y"])
             r, p = float(result.statistic), float(result.pvalue)
-        rows.append(
-            {
-                "run": run,
-                "first": first,
-                "second": second,
-                "cutoff": cutoff,
-                "n": len(paired),
-                "r": r,
-                "p": p,
-                "significant": bool(p < alpha) if np.isfinite(p) else False,
-                "n_excluded": int(len(both) - len(paired)),
-            }
-        )
-    out = pd.DataFrame(rows)
+        significant = bool(p < alpha) if np.isfinite(p) else False
+        n_excluded = int(len(both) - len(paired))
+        rows.append((run, first, second, cutoff, len(paired), r, p, significant, n_excluded))
+    columns = ["run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"]
+    out = pd.DataFrame(rows, columns=columns)
     out.attrs["alpha"] = alpha
     return out

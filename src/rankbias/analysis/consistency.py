@@ -1,45 +1,30 @@
-r"""Do bias metrics agree on which queries are biased?  (Klasnja et al. (2022), RQ1,
-Fig. 1.)
+r"""Do bias metrics agree on which queries are biased?  (Klasnja et al. (2022), RQ1, Fig. 1.)
 
-A metric's value ``v`` is first mapped, by its registry ``direction``, to a *bias level* ``b``
-(higher = more biased):
-
-===========================================  =====================  ==========================
-registry direction                           bias level ``b``       metrics (registry)
-===========================================  =====================  ==========================
-higher = fairer                              ``1 − v``              fairr, nfairr, texfair,
-                                                                    texfair_norbdf
-higher = more biased                         ``v``                  awrf, ted
-signed (male ``+`` / female ``−``)           ``|v|``                rab_*, arab_*
-===========================================  =====================  ==========================
-
-(the project's choice; only the order of bias levels matters).  Registry entries that are not
-fairness scores (``rab_*_f``/``rab_*_m``, ``rbdf``, ``ifairr``) are refused; a metric outside the
-registry needs ``directions={"duo": "biased"}`` (``"fairer"``, ``"biased"`` or ``"signed"``).
-
-Binning (Fig. 1): for one run and cutoff, each metric orders the ``n`` queries from most to
-least biased, ties by ``qid`` ascending, and the query at position ``i = 0 … n−1`` goes to bin
-``⌊i · n_bins / n⌋ + 1`` (1 = most biased).  The *overlap* of metrics ``a``, ``b`` in bin ``k``
-is
+A metric's value ``v`` becomes a *bias level* (higher = more biased) by its direction
+(:data:`DIRECTIONS`): ``1 − v`` if higher is fairer (fairr, nfairr, texfair…), ``v`` if higher
+is more biased (awrf, ted), ``|v|`` if signed (rab_*, arab_*); registry entries that are not
+fairness scores are refused, and a metric outside the registry needs e.g.
+``directions={"duo": "biased"}``.  Per run and cutoff each metric orders the ``n`` queries from
+most to least biased (ties by ``qid``) and puts position ``i`` in bin ``⌊i · n_bins / n⌋ + 1``;
+the overlap of metrics ``a``, ``b`` in bin ``k`` is
 
 .. math::  O_k(a, b) = |A_k \cap B_k| \,/\, |A_k| ,
 
-symmetric since ``|A_k| = |B_k|``; by chance it is ``|A_k| / n`` (the ``chance`` column).
-Intervals are bootstrap percentiles: queries resampled ``n_boot`` times with
-``numpy.random.default_rng(seed)``, each replicate binned anew (copies adjacent, in qid order).
+``|A_k| / n`` by chance.  Intervals are bootstrap percentiles (queries resampled ``n_boot``
+times with ``numpy.random.default_rng(seed)``, each replicate binned anew, copies in qid order).
 
-Input: the tidy ``run, qid, metric, cutoff, value`` of :func:`rankbias.scoring.score_runs`;
-pick one run and cutoff with ``run=``/``cutoff=`` or analyse each with ``by=("run", "cutoff")``
-(several otherwise is an error).  A query with a NaN or absent value for any chosen metric is,
-with ``undefined="exclude"``, left out and counted in ``attrs`` (``undefined_values``,
-``absent_values``, ``excluded_queries``, ``n_queries``; per group with ``by``), and with
-``undefined="error"`` an :class:`~rankbias.errors.InputError`.
+Input: the tidy ``run, qid, metric, cutoff, value`` of :func:`rankbias.scoring.score_runs`, one
+run and cutoff (``run=``/``cutoff=``) or each (``by=("run", "cutoff")``).  A query with a NaN or
+absent value is left out and counted in ``attrs`` (``undefined_values``, ``absent_values``,
+``excluded_queries``, ``n_queries``; per group with ``by``), or with ``undefined="error"`` an
+:class:`~rankbias.errors.InputError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -129,14 +114,11 @@ def query_bins(
     directions: Mapping[str, str] | None = None,
     undefined: str = "exclude",
 ) -> pd.DataFrame:
-    """Each query's bias level, rank (1 = most biased) and bin (1 … ``n_bins``) per metric.
-
-    Columns ``[by…,] qid, metric, bias, rank, bin``; ``attrs`` as in the module docstring.
-    """
+    """Each query's bias level, rank (1 = most biased) and bin (1 … ``n_bins``) per metric, as
+    ``[by…,] qid, metric, bias, rank, bin``; ``attrs`` as in the module docstring."""
 
     def one(table: _BiasTable) -> pd.DataFrame:
         ranks = bias_ranks(table.bias)
-        bins = rank_bins(ranks, n_bins)
         n, m = table.bias.shape
         return pd.DataFrame(
             {
@@ -144,11 +126,10 @@ def query_bins(
                 "metric": np.tile(np.asarray(table.metrics, dtype=object), n),
                 "bias": table.bias.reshape(-1),
                 "rank": ranks.reshape(-1) + 1,
-                "bin": bins.reshape(-1) + 1,
+                "bin": rank_bins(ranks, n_bins).reshape(-1) + 1,
             }
         )
 
-    _check_bins(n_bins)
     return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 1, n_bins, one)
 
 
@@ -168,8 +149,10 @@ def consistency_bins(
     """The overlap ``O_k`` of each unordered pair of ``metrics`` in each bin, as ``[by…,]
     metric_a, metric_b, bin, n_in_bin, overlap, overlap_low, overlap_high, chance`` (the
     interval at ``confidence``, NaN when ``n_boot = 0``)."""
-    _check_bins(n_bins)
-    _check_bootstrap(n_boot, confidence)
+    if int(n_boot) != n_boot or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), found {confidence!r}")
 
     def one(table: _BiasTable) -> pd.DataFrame:
         n, m = table.bias.shape
@@ -183,7 +166,8 @@ def consistency_bins(
             for sample in _bootstrap_samples(table.bias, n_boot, rng):
                 counts = _overlaps(rank_bins(bias_ranks(sample), n_bins), pairs, n_bins)
                 replicates.append(counts / sizes)
-            low, high = _percentile_interval(np.concatenate(replicates), confidence)
+            alpha = 1.0 - confidence
+            low, high = np.quantile(np.concatenate(replicates), [alpha / 2, 1 - alpha / 2], axis=0)
         return pd.DataFrame(
             {
                 "metric_a": np.repeat([table.metrics[a] for a, _ in pairs], n_bins),
@@ -200,12 +184,30 @@ def consistency_bins(
     return _analyse(per_query, metrics, run, cutoff, by, directions, undefined, 2, n_bins, one)
 
 
+def bias_ranks(bias: np.ndarray) -> np.ndarray:
+    """0-based rank of each bias level along axis ``-2`` (0 = most biased); the rows must be in
+    qid order, so that the stable sort breaks ties by qid (the module docstring's binning)."""
+    order = np.argsort(-bias, axis=-2, kind="stable")
+    ranks = np.empty_like(order)
+    positions = np.arange(bias.shape[-2]).reshape((-1, 1))
+    np.put_along_axis(ranks, order, np.broadcast_to(positions, order.shape), axis=-2)
+    return ranks
+
+
+def rank_bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
+    """0-based bin of each 0-based rank along axis ``-2`` (:func:`bias_ranks`):
+    ``⌊rank · n_bins / n⌋``."""
+    return ranks * n_bins // ranks.shape[-2]
+
+
 # ---- the shared machinery ---------------------------------------------------------------------
-class _BiasTable:
+class _BiasTable(NamedTuple):
     """Bias levels of one (run, cutoff): rows = queries in qid order, columns = metrics."""
 
-    def __init__(self, qids: np.ndarray, metrics: tuple[str, ...], bias: np.ndarray, report: dict):
-        self.qids, self.metrics, self.bias, self.report = qids, metrics, bias, report
+    qids: np.ndarray
+    metrics: tuple[str, ...]
+    bias: np.ndarray
+    report: dict
 
 
 def _check_columns(per_query: pd.DataFrame) -> None:
@@ -240,29 +242,8 @@ def _check_present(rows: pd.DataFrame, metrics: tuple[str, ...], where: str = ""
         )
 
 
-def _check_bins(n_bins: int) -> None:
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
-
-
-def _check_bootstrap(n_boot: int, confidence: float) -> None:
-    if int(n_boot) != n_boot or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), found {confidence!r}")
-
-
-def _select(per_query, metrics, run, cutoff) -> pd.DataFrame:
-    rows = per_query[per_query["metric"].isin(metrics)]
-    if run is not None:
-        rows = rows[rows["run"] == run]
-    if cutoff is not None:
-        rows = rows[rows["cutoff"] == cutoff]
-    # plain columns, without the input's attrs (pandas deep-copies attrs on every operation)
-    return pd.DataFrame({c: rows[c].to_numpy() for c in rows.columns})
-
-
-def _bias_table(rows: pd.DataFrame, metrics, directions, undefined, where: str) -> _BiasTable:
+def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -> _BiasTable:
+    """The checked bias table of one group's rows."""
     _check_present(rows, metrics, where)
     combos = rows[["run", "cutoff"]].drop_duplicates()
     if len(combos) > 1:
@@ -303,6 +284,11 @@ def _bias_table(rows: pd.DataFrame, metrics, directions, undefined, where: str) 
             f"absent value for some of {list(metrics)}, e.g. {', '.join(qids[bad][:5])}; "
             "expected a value for every query and metric (or undefined='exclude')"
         )
+    if (~bad).sum() < max(n_bins, 2):
+        raise InputError(
+            f"per-query table{where}: {int((~bad).sum())} query(ies) have a value for every "
+            f"metric of {list(metrics)}; expected at least {max(n_bins, 2)}"
+        )
     values = values[~bad]
     bias = np.column_stack(
         [DIRECTIONS[bias_direction(m, directions)](values[:, j]) for j, m in enumerate(metrics)]
@@ -312,21 +298,32 @@ def _bias_table(rows: pd.DataFrame, metrics, directions, undefined, where: str) 
 
 def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum, n_bins, one):
     """Select, check, build the bias table(s), apply ``one`` per group, gather ``attrs``."""
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum)
-    rows = _select(per_query, metrics, run, cutoff)
+    rows = per_query[per_query["metric"].isin(metrics)]
+    if run is not None:
+        rows = rows[rows["run"] == run]
+    if cutoff is not None:
+        rows = rows[rows["cutoff"] == cutoff]
+    # plain columns, without the input's attrs (pandas deep-copies attrs on every operation)
+    rows = pd.DataFrame({c: rows[c].to_numpy() for c in rows.columns})
     if rows.empty and (run is not None or cutoff is not None):
         raise InputError(
             f"per-query table has no rows for run={run!r}, cutoff={cutoff!r} and metrics "
             f"{list(metrics)}; runs: {sorted(map(str, pd.unique(per_query['run'])))}, cutoffs: "
             f"{sorted(pd.unique(per_query['cutoff']).tolist())}"
         )
-    if not by:
-        table = _bias_table(rows, metrics, directions, undefined, "")
-        _check_enough(table, n_bins, "")
+
+    def apply(group: pd.DataFrame, where: str) -> pd.DataFrame:
+        table = _bias_table(group, metrics, directions, undefined, n_bins, where)
         out = one(table)
         out.attrs = {**out.attrs, **table.report}
         return out
+
+    if not by:
+        return apply(rows, "")
     by = [by] if isinstance(by, str) else list(by)
     unknown = [c for c in by if c not in per_query.columns]
     if unknown:
@@ -335,41 +332,14 @@ def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum
     parts, reports = [], {}
     for key, group in rows.groupby(by, sort=True):
         where = " (" + ", ".join(f"{c}={k!r}" for c, k in zip(by, key, strict=True)) + ")"
-        table = _bias_table(group, metrics, directions, undefined, where)
-        _check_enough(table, n_bins, where)
-        part = one(table)
-        reports[key] = {**part.attrs, **table.report}
+        part = apply(group, where)
+        reports[key], part.attrs = part.attrs, {}
         for c, k in reversed(list(zip(by, key, strict=True))):
             part.insert(0, c, k)
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     out.attrs = reports
     return out
-
-
-def _check_enough(table: _BiasTable, n_bins: int, where: str) -> None:
-    n = len(table.qids)
-    if n < max(n_bins, 2):
-        raise InputError(
-            f"per-query table{where}: {n} query(ies) have a value for every metric of "
-            f"{list(table.metrics)}; expected at least {max(n_bins, 2)}"
-        )
-
-
-def bias_ranks(bias: np.ndarray) -> np.ndarray:
-    """0-based rank of each bias level along axis ``-2`` (0 = most biased); the rows must be in
-    qid order, so that the stable sort breaks ties by qid (the module docstring's binning)."""
-    order = np.argsort(-bias, axis=-2, kind="stable")
-    ranks = np.empty_like(order)
-    positions = np.arange(bias.shape[-2]).reshape((-1, 1))
-    np.put_along_axis(ranks, order, np.broadcast_to(positions, order.shape), axis=-2)
-    return ranks
-
-
-def rank_bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
-    """0-based bin of each 0-based rank along axis ``-2`` (:func:`bias_ranks`):
-    ``⌊rank · n_bins / n⌋``."""
-    return ranks * n_bins // ranks.shape[-2]
 
 
 def _overlaps(bins: np.ndarray, pairs, n_bins: int) -> np.ndarray:
@@ -388,15 +358,6 @@ def _bootstrap_samples(bias: np.ndarray, n_boot: int, rng: np.random.Generator):
     """Chunks ``(c, n, m)`` of resampled bias tables; indices sorted so copies stay in qid order."""
     n, m = bias.shape
     chunk = max(1, _CHUNK_CELLS // (n * m))
-    done = 0
-    while done < n_boot:
-        size = min(chunk, n_boot - done)
-        index = np.sort(rng.integers(0, n, size=(size, n)), axis=1)
+    for done in range(0, int(n_boot), chunk):
+        index = np.sort(rng.integers(0, n, size=(min(chunk, int(n_boot) - done), n)), axis=1)
         yield bias[index]
-        done += size
-
-
-def _percentile_interval(replicates: np.ndarray, confidence: float):
-    alpha = 1.0 - confidence
-    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2], axis=0)
-    return low, high

@@ -1,10 +1,6 @@
-"""Polarisation scores of ranked lists, and Duo per (run, query) from them.
-
-Without perspective documents to fit Duo's principal axis on (ziems2024indexical §4.2), each
-list's axis is fitted on the embeddings of its own top ``cutoff`` documents (the book's
-Conventions page, "Duo"); the scores, per run and cut-off, go to
-:func:`rankbias.scoring.score_runs`.
-"""
+"""Polarisation scores of ranked lists, and Duo per (run, query) from them: without perspective
+documents to fit Duo's principal axis on (Ziems et al. (2024) §4.2), each list's axis is fitted
+on its own top ``cutoff`` documents (the book's Conventions page, "Duo")."""
 
 from __future__ import annotations
 
@@ -42,11 +38,9 @@ def passage_embeddings(testbed) -> tuple[np.ndarray, pd.Index]:
 def list_polarisation(
     ranked: Sequence[str], embeddings: np.ndarray, docids: pd.Index, *, where: str = "list"
 ) -> np.ndarray:
-    """Polarisation scores of the ranked documents ``ranked``, in rank order.
-
-    One-component PCA fitted on the list's own embeddings (``embeddings[i]`` embeds
-    ``docids[i]``); a document without an embedding is an error naming ``where``.
-    """
+    """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA of the
+    list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a document without an
+    embedding is a ValueError naming ``where``."""
     positions = docids.get_indexer(np.asarray(ranked, dtype=object))
     if (positions < 0).any():
         missing = np.asarray(ranked, dtype=object)[positions < 0][0]
@@ -66,27 +60,19 @@ def run_polarisation(
     cutoff: int,
     min_docs: int = 3,
 ) -> pd.DataFrame:
-    """Polarisation scores of the top ``cutoff`` documents of each of ``run``'s lists.
-
-    Columns ``qid, docid, score``, one PCA per list.  A query the run lacks, or whose list has
-    fewer than ``min_docs`` documents (every ordering of one or two ties: Duo is 0/0, which
-    the paper leaves undefined and the released code sets to 0.5), is not scored; it is
-    listed in ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``.
-    """
+    """Polarisation scores ``qid, docid, score`` of the top ``cutoff`` documents of each of
+    ``run``'s lists, one PCA per list.  A query the run lacks, or whose list has fewer than
+    ``min_docs`` documents (with one or two, Duo is 0/0), is not scored but listed in
+    ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``."""
     if cutoff < 1:
         raise ValueError(f"cutoff: expected a positive integer, found {cutoff}")
     present = set(run.qids.tolist())
     frames, skipped = [], []
     for qid in qids:
-        if qid not in present:
-            skipped.append({"run": run.name, "qid": qid, "n_docs": 0, "reason": "no ranked list"})
-            continue
-        ranked = run.ranked(qid)[:cutoff]
-        if ranked.size < min_docs:
-            reason = f"fewer than {min_docs} documents"
-            skipped.append(
-                {"run": run.name, "qid": qid, "n_docs": int(ranked.size), "reason": reason}
-            )
+        ranked = run.ranked(qid)[:cutoff] if qid in present else ()
+        if qid not in present or len(ranked) < min_docs:
+            reason = "no ranked list" if qid not in present else f"fewer than {min_docs} documents"
+            skipped.append({"run": run.name, "qid": qid, "n_docs": len(ranked), "reason": reason})
             continue
         scores = list_polarisation(
             ranked, embeddings, docids, where=f"run {run.name!r}, query {qid}"

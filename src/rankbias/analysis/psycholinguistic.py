@@ -1,38 +1,23 @@
 r"""Which psycholinguistic categories do bias metrics track?  (Klasnja et al. (2022), RQ3,
 Table 1.)
 
-Per query, the share of its top-``k`` documents' tokens in each category of a dictionary, pooled
-as one text (as LIWC scores a text):
+Per query, the share of its top-``k`` documents' tokens in each category of a dictionary, the
+documents pooled as one text (as LIWC scores a text):
 
 .. math::  s_c(q) = \sum_{d \in \mathrm{top}_k(q)} n_c(d) \,/\, \sum_{d \in \mathrm{top}_k(q)} |d| ;
 
-then the Pearson correlation of each metric's per-query values with each category's shares, and,
-per metric, the ``k`` categories of largest ``|r|`` significant at ``α`` (with and without
-Benjamini–Hochberg control).
+then the Pearson correlation of each metric's per-query values with each category's shares, and
+per metric the ``k`` categories of largest ``|r|`` significant at ``α`` (with and without
+Benjamini–Hochberg control, per metric or over the whole table).
 
-Dictionaries (one structure, :class:`CategoryDictionary`): the project's open
-``resources/liwc_open.dic`` (:func:`open_dictionary`; it approximates, not reproduces, LIWC, see
-``resources/LIWC_OPEN.md``), the Empath lexicon (Fast et al., CHI 2016; :func:`empath_dictionary`,
-:func:`read_empath_tsv`) and a licensed LIWC ``.dic`` file (:func:`read_dic`).
-
-LIWC ``.dic`` format: a header between two lines holding ``%`` declares ``id<TAB>name`` per line;
-every later line is a word followed by the ids of its categories::
-
-    %
-    1<TAB>posemo
-    %
-    happi*<TAB>1
-
-A trailing ``*`` makes a *stem*.  Words are lower-cased.  Matching rule: a token that is an exact
-entry takes its categories; otherwise those of the **longest** stem it starts with; otherwise
-none.  Entries no single token can match (LIWC2007 conditional ids, multi-word phrases) are an
-error, or with ``unsupported="skip"`` left out and counted in :attr:`CategoryDictionary.skipped`.
-
-Texts are tokenised by :func:`rankbias.text.tokenize`; each distinct type is looked up once.
-Correlations are over the queries where the metric is defined, with the two-sided p-value of
-:func:`scipy.stats.pearsonr`; a category constant over the queries has no correlation (NaN) and
-is left out of the testing family and counted.  The Benjamini–Hochberg family is one metric's
-categories (``family="metric"``) or every test of the table (``family="all"``).
+Dictionaries (:class:`CategoryDictionary`): the project's open ``resources/liwc_open.dic``
+(:func:`open_dictionary`; an approximation of LIWC, see ``resources/LIWC_OPEN.md``), the Empath
+lexicon (Fast et al., CHI 2016; :func:`empath_dictionary`) and a licensed LIWC ``.dic`` file
+(:func:`read_dic`).  LIWC ``.dic`` format: between two lines holding ``%``, ``id<TAB>name`` per
+category; then per line a word (lower-cased; a trailing ``*`` makes a stem) and its category
+ids.  A token takes the categories of its exact entry, else of the **longest** stem it starts
+with.  Entries no single token can match (LIWC2007 conditional ids, phrases) are an error, or
+with ``unsupported="skip"`` left out and counted in :attr:`CategoryDictionary.skipped`.
 """
 
 from __future__ import annotations
@@ -70,18 +55,16 @@ __all__ = [
     "top_categories",
 ]
 
-OPEN_DICTIONARY_FILE = "liwc_open.dic"
 UNSUPPORTED_POLICIES = ("error", "skip")
 FAMILIES = ("metric", "all")
-SHOW_IDS = 5
 
 
 # ---- dictionaries -------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CategoryDictionary:
     """Words and stems (``happ*`` → ``happ``), each mapped to category indices into
-    ``categories`` (the file's order); ``source`` names it in messages; ``skipped`` counts the
-    entries left out because no single token can match them."""
+    ``categories`` (the file's order; stored sorted, without repeats); ``source`` names it in
+    messages; ``skipped`` counts the entries left out because no single token can match them."""
 
     categories: tuple[str, ...]
     words: Mapping[str, tuple[int, ...]]
@@ -101,8 +84,9 @@ class CategoryDictionary:
                         f"{self.source}: {kind} {entry!r} has category indices {list(cats)}; "
                         f"expected at least one in 0..{n - 1}"
                     )
-        object.__setattr__(self, "words", MappingProxyType(dict(self.words)))
-        object.__setattr__(self, "stems", MappingProxyType(dict(self.stems)))
+        for name in ("words", "stems"):
+            entries = {e: tuple(sorted(set(c))) for e, c in getattr(self, name).items()}
+            object.__setattr__(self, name, MappingProxyType(entries))
         lengths = sorted({len(s) for s in self.stems}, reverse=True)
         object.__setattr__(self, "_stem_lengths", tuple(lengths))
 
@@ -120,12 +104,7 @@ class CategoryDictionary:
                 _check_entry(entry, source, None)
                 target = stems if entry.endswith("*") else words
                 target.setdefault(entry.rstrip("*"), set()).add(index)
-        return cls(
-            categories,
-            {w: tuple(sorted(c)) for w, c in words.items()},
-            {s: tuple(sorted(c)) for s, c in stems.items()},
-            source,
-        )
+        return cls(categories, words, stems, source)
 
     def categories_of(self, token: str) -> tuple[str, ...]:
         """The category names of one (lower-cased) token under the matching rule."""
@@ -161,12 +140,10 @@ class CategoryDictionary:
         new_index = {self.categories.index(c): i for i, c in enumerate(keep)}
 
         def remap(entries):
-            out = {}
-            for entry, cats in entries.items():
-                kept = tuple(sorted(new_index[c] for c in cats if c in new_index))
-                if kept:
-                    out[entry] = kept
-            return out
+            kept = {
+                e: [new_index[c] for c in cats if c in new_index] for e, cats in entries.items()
+            }
+            return {entry: cats for entry, cats in kept.items() if cats}
 
         return CategoryDictionary(
             tuple(keep), remap(self.words), remap(self.stems), f"{self.source} (restricted)"
@@ -201,12 +178,8 @@ def _check_entry(entry: str, path, line: int | None) -> None:
 def read_dic(
     path: str | Path, unsupported: str = "error", encoding: str = "utf-8-sig"
 ) -> CategoryDictionary:
-    """Read a dictionary in LIWC ``.dic`` format (module docstring).
-
-    Errors name the file and line: a missing or unclosed ``%`` header, a malformed or repeated
-    category id or name, an entry without categories or with an undeclared id, a word listed
-    twice, a ``*`` not at the end of a word, and (``unsupported="error"``) an unmatchable entry.
-    """
+    """Read a dictionary in LIWC ``.dic`` format (module docstring); a malformed header or entry
+    is an :class:`InputError` naming the file and line."""
     _check_unsupported(unsupported)
     path = Path(path)
     try:
@@ -216,29 +189,22 @@ def read_dic(
             f"{path}: cannot decode as {encoding} ({error}); pass encoding= (e.g. 'latin-1')"
         ) from None
     lines = text.splitlines()
-    number = 0
-    while number < len(lines) and not lines[number].strip():
-        number += 1
-    if number == len(lines) or lines[number].strip() != "%":
+    start = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    if start == len(lines) or lines[start].strip() != "%":
+        found = f"found {lines[start].strip()!r}" if start < len(lines) else "found no text"
+        line = start + 1 if start < len(lines) else None
         raise located(
-            path,
-            number + 1 if number < len(lines) else None,
-            "expected a line holding '%' to open the category header"
-            + (f", found {lines[number].strip()!r}" if number < len(lines) else ", found no text"),
+            path, line, f"expected a line holding '%' to open the category header, {found}"
         )
-    ids: dict[str, int] = {}
+    ids: dict[str, int] = {}  # category id -> index into names
     names: list[str] = []
     id_line: dict[str, int] = {}
-    number += 1
-    while True:
-        if number == len(lines):
-            raise located(path, None, "the category header is not closed by a line holding '%'")
-        raw = lines[number].strip()
-        number += 1
-        if not raw:
-            continue
+    for number in range(start + 2, len(lines) + 1):  # 1-based line numbers
+        raw = lines[number - 1].strip()
         if raw == "%":
             break
+        if not raw:
+            continue
         parts = raw.split(None, 1)
         if len(parts) != 2 or not parts[0].isdigit():
             raise located(
@@ -258,6 +224,8 @@ def read_dic(
             raise located(path, number, f"category name {name!r} declared twice")
         ids[cat_id], id_line[cat_id] = len(names), number
         names.append(name)
+    else:
+        raise located(path, None, "the category header is not closed by a line holding '%'")
     if not names:
         raise located(path, number, "the category header declares no categories")
     words: dict[str, tuple[int, ...]] = {}
@@ -303,13 +271,13 @@ def read_dic(
             )  # fmt: skip
         first_line[word] = line_no
         target = stems if word.endswith("*") else words
-        target[word.rstrip("*")] = tuple(sorted(set(cats)))
+        target[word.rstrip("*")] = cats
     return CategoryDictionary(tuple(names), words, stems, str(path), skipped)
 
 
 def open_dictionary_path() -> Path:
     """Path of the project's open LIWC-format dictionary (``resources/liwc_open.dic``)."""
-    return Path(str(resources.files("rankbias") / "resources" / OPEN_DICTIONARY_FILE))
+    return Path(str(resources.files("rankbias") / "resources" / "liwc_open.dic"))
 
 
 def open_dictionary() -> CategoryDictionary:
@@ -318,11 +286,9 @@ def open_dictionary() -> CategoryDictionary:
 
 
 def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDictionary:
-    """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words).
-
-    Multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"`` refuses
-    them); a category without terms or named twice is an error.
-    """
+    """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words);
+    multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"``
+    refuses them); a category without terms or named twice is an error."""
     _check_unsupported(unsupported)
     path = Path(path)
     categories: list[str] = []
@@ -349,9 +315,7 @@ def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDict
             words.setdefault(term, set()).add(index)
     if not categories:
         raise located(path, None, "no categories found")
-    return CategoryDictionary(
-        tuple(categories), {w: tuple(sorted(c)) for w, c in words.items()}, {}, str(path), skipped
-    )
+    return CategoryDictionary(tuple(categories), words, {}, str(path), skipped)
 
 
 def empath_available() -> bool:
@@ -396,13 +360,10 @@ def document_category_counts(
     docids: Iterable[str] | None = None,
     tokenizer: str = "default",
 ) -> CategoryCounts:
-    """Category counts and lengths of each text (module docstring, *Counting*)."""
+    """Category counts and token lengths of each text (:func:`rankbias.text.tokenize`)."""
     texts = list(texts)
-    docids = (
-        np.array([str(i) for i in range(len(texts))], dtype=object)
-        if docids is None
-        else np.asarray([str(d) for d in docids], dtype=object)
-    )
+    docids = range(len(texts)) if docids is None else docids
+    docids = np.asarray([str(d) for d in docids], dtype=object)
     if len(docids) != len(texts):
         raise ValueError(f"{len(docids)} docids for {len(texts)} texts; expected one each")
     if len(pd.unique(docids)) != len(docids):
@@ -422,13 +383,10 @@ def document_category_counts(
 def category_shares(
     run: Run, counts: CategoryCounts, cutoff: int = 10, missing: str = "error"
 ) -> pd.DataFrame:
-    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category:
-    columns ``run, qid, category, value``.
-
-    A document ``counts`` lacks is an error (``missing="skip"``: left out and counted in
-    ``attrs["missing_documents"]``); a query without tokens gets NaN, listed in
-    ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count.
-    """
+    """Per query of ``run``, the share of its top-``cutoff`` documents' tokens in each category,
+    as ``run, qid, category, value``.  A document ``counts`` lacks is an error (``missing="skip"``:
+    left out, counted in ``attrs["missing_documents"]``); a query without tokens gets NaN, listed
+    in ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count."""
     if missing not in ("error", "skip"):
         raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
     cut = run.cut(cutoff)
@@ -438,37 +396,38 @@ def category_shares(
         ids = pd.unique(cut.docids[absent])
         raise InputError(
             f"run {run.name!r}: {len(ids)} document(s) of the top {cutoff} have no category "
-            f"counts, e.g. {', '.join(map(str, ids[:SHOW_IDS]))}; expected every document "
+            f"counts, e.g. {', '.join(map(str, ids[:5]))}; expected every document "
             "counted (or missing='skip')"
         )
     query_of = np.repeat(np.arange(len(cut.qids)), cut.list_lengths)
-    keep = ~absent
-    pool = sp.csr_matrix(
-        (np.ones(int(keep.sum())), (query_of[keep], rows[keep])),
-        shape=(len(cut.qids), len(counts.docids)),
+    frame, tokens = _pooled_shares(
+        counts, cut.qids.astype(object), query_of[~absent], rows[~absent]
     )
-    shares, tokens = _pooled_shares(pool, counts)
-    n_q, n_c = shares.shape
-    frame = pd.DataFrame(
-        {
-            "run": run.name,
-            "qid": np.repeat(cut.qids.astype(object), n_c),
-            "category": np.tile(np.asarray(counts.categories, dtype=object), n_q),
-            "value": shares.reshape(-1),
-        }
-    )
+    frame.insert(0, "run", run.name)
     frame.attrs["missing_documents"] = int(absent.sum())
     frame.attrs["empty_queries"] = [str(q) for q in cut.qids[tokens == 0]]
     frame.attrs["tokens"] = {str(q): int(t) for q, t in zip(cut.qids, tokens, strict=True)}
     return frame
 
 
-def _pooled_shares(pool: sp.csr_matrix, counts: CategoryCounts) -> tuple[np.ndarray, np.ndarray]:
-    """Category shares and token counts of the documents pooled by each row of ``pool``."""
+def _pooled_shares(counts: CategoryCounts, qids, query_of, rows) -> tuple[pd.DataFrame, np.ndarray]:
+    """``qid, category, value`` shares of the documents (``rows`` of ``counts``) pooled per query
+    (``query_of``, positions in ``qids``), and each query's token count."""
+    pool = sp.csr_matrix(
+        (np.ones(len(rows)), (query_of, rows)), shape=(len(qids), len(counts.docids))
+    )
     totals = np.asarray((pool @ counts.counts).todense())
     tokens = pool @ counts.lengths.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan), tokens
+        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    frame = pd.DataFrame(
+        {
+            "qid": np.repeat(np.asarray(qids, dtype=object), len(counts.categories)),
+            "category": np.tile(np.asarray(counts.categories, dtype=object), len(qids)),
+            "value": shares.reshape(-1),
+        }
+    )
+    return frame, tokens
 
 
 def query_category_shares(
@@ -476,28 +435,14 @@ def query_category_shares(
     dictionary: CategoryDictionary,
     tokenizer: str = "default",
 ) -> pd.DataFrame:
-    """Shares for queries given directly as ``{qid: [text of document 1, …]}`` (already cut).
-
-    Columns ``qid, category, value``; a query whose texts have no tokens gets NaN and is listed
-    in ``attrs["empty_queries"]``.
-    """
+    """``qid, category, value`` shares for queries given as ``{qid: [document text, …]}`` (already
+    cut); a query without tokens gets NaN and is listed in ``attrs["empty_queries"]``."""
     qids = [str(q) for q in texts_by_query]
     texts = [t for q in texts_by_query for t in texts_by_query[q]]
     sizes = np.array([len(texts_by_query[q]) for q in texts_by_query], dtype=np.int64)
     counts = document_category_counts(texts, dictionary, tokenizer=tokenizer)
     query_of = np.repeat(np.arange(len(qids)), sizes)
-    pool = sp.csr_matrix(
-        (np.ones(len(texts)), (query_of, np.arange(len(texts)))), shape=(len(qids), len(texts))
-    )
-    shares, tokens = _pooled_shares(pool, counts)
-    n_c = len(dictionary.categories)
-    frame = pd.DataFrame(
-        {
-            "qid": np.repeat(np.asarray(qids, dtype=object), n_c),
-            "category": np.tile(np.asarray(dictionary.categories, dtype=object), len(qids)),
-            "value": shares.reshape(-1),
-        }
-    )
+    frame, tokens = _pooled_shares(counts, qids, query_of, np.arange(len(texts)))
     frame.attrs["empty_queries"] = [q for q, t in zip(qids, tokens, strict=True) if t == 0]
     return frame
 
@@ -534,15 +479,12 @@ def correlate(
     run: str | None = None,
     cutoff: int | None = None,
 ) -> pd.DataFrame:
-    """Pearson ``r`` and p between each metric's per-query values and each category's shares.
-
-    ``per_query_metric`` is tidy ``qid, metric, value``, ``shares`` as :func:`category_shares`
-    returns; ``run``/``cutoff`` select when those columns hold several values.  A query without
-    shares or with a NaN is left out of that metric's tests, counted in
-    ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r, p, p_bh, significant,
-    significant_bh`` (``p_bh`` adjusted within ``family``); ``attrs["undefined"]`` counts the
-    pairs without a correlation.
-    """
+    """Pearson ``r`` and p between each metric's per-query values (tidy ``qid, metric, value``)
+    and each category's shares (:func:`category_shares`); ``run``/``cutoff`` select when those
+    columns hold several values.  A query without shares or with a NaN is left out of that
+    metric's tests, counted in ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r,
+    p, p_bh, significant, significant_bh`` (``p_bh`` adjusted within ``family``);
+    ``attrs["undefined"]`` counts the pairs without a correlation."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
     if not 0.0 < alpha < 1.0:
@@ -586,23 +528,14 @@ def correlate(
             pd.DataFrame({"metric": metric, "category": categories, "n": n, "r": r, "p": p})
         )
     out = pd.concat(rows, ignore_index=True)
-    p_values = out["p"].to_numpy(dtype=np.float64)
-    p_bh = np.full(len(out), np.nan)
-    keys = np.zeros(len(out), np.int64) if family == "all" else pd.factorize(out["metric"])[0]
-    tested = np.isfinite(p_values)
-    order = np.argsort(keys, kind="stable")
-    bounds = np.flatnonzero(np.diff(keys[order])) + 1
-    for index in np.split(order, bounds):
-        index = index[tested[index]]
-        if len(index):
-            p_bh[index] = multipletests(p_values[index], alpha=alpha, method="fdr_bh")[1]
-    out["p_bh"] = p_bh
+    out["p_bh"] = np.nan
+    tested = out[np.isfinite(out["p"].to_numpy(dtype=np.float64))]
+    keys = np.zeros(len(tested)) if family == "all" else tested["metric"]
+    for _, group in tested.groupby(keys, sort=False):
+        out.loc[group.index, "p_bh"] = multipletests(group["p"], alpha=alpha, method="fdr_bh")[1]
     out["significant"] = out["p"] < alpha
     out["significant_bh"] = out["p_bh"] < alpha
-    out.attrs["excluded_queries"] = excluded
-    out.attrs["undefined"] = undefined
-    out.attrs["alpha"] = alpha
-    out.attrs["family"] = family
+    out.attrs.update(excluded_queries=excluded, undefined=undefined, alpha=alpha, family=family)
     return out
 
 
@@ -628,11 +561,9 @@ def _pearson_columns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) -> pd.DataFrame:
-    """Per metric, the ``k`` significant categories (``significant_bh`` if ``adjust``, else
-    ``significant``) of largest ``|r|``, ties by name: columns ``metric, rank, category, r, p``.
-
-    A metric with fewer gets fewer rows (not padded); ``attrs["n_significant"]`` counts them.
-    """
+    """Per metric, the (at most) ``k`` significant categories (``significant_bh`` if ``adjust``,
+    else ``significant``) of largest ``|r|``, ties by name, as ``metric, rank, category, r, p``;
+    ``attrs["n_significant"]`` counts each metric's significant categories."""
     column = "significant_bh" if adjust else "significant"
     p_column = "p_bh" if adjust else "p"
     if k < 1:
@@ -647,15 +578,7 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     picked = picked.sort_values(["metric", "abs_r", "category"], ascending=[True, False, True])
     picked["rank"] = picked.groupby("metric", observed=True).cumcount() + 1
     picked = picked[picked["rank"] <= k]
-    out = pd.DataFrame(
-        {
-            "metric": picked["metric"].astype(object).to_numpy(),
-            "rank": picked["rank"].to_numpy(),
-            "category": picked["category"].to_numpy(),
-            "r": picked["r"].to_numpy(),
-            "p": picked[p_column].to_numpy(),
-        }
-    )
-    out.attrs["n_significant"] = counts
-    out.attrs["adjusted"] = adjust
+    out = picked[["metric", "rank", "category", "r", p_column]].reset_index(drop=True)
+    out = out.rename(columns={p_column: "p"}).astype({"metric": object})
+    out.attrs.update(n_significant=counts, adjusted=adjust)
     return out

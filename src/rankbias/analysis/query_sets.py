@@ -1,11 +1,5 @@
-"""Query sets: a column naming the query set of each row of a per-query table.
-
-The scorer (:func:`rankbias.scoring.score_runs`) returns one row per run, query, measure and
-cut-off.  :func:`label_query_sets` adds a categorical column naming each row's query set (for
-example gender-neutral and bias-sensitive queries); a query in two sets or in none is an
-error, never a silent drop.  The system-level means per set are then
-:func:`rankbias.scoring.mean_per_system` with the set's column among ``by``.
-"""
+"""Query sets (e.g. gender-neutral and bias-sensitive queries) as a column of a per-query table;
+the means per set are then :func:`rankbias.scoring.mean_per_system` with the column in ``by``."""
 
 from __future__ import annotations
 
@@ -21,11 +15,9 @@ def label_query_sets(
     sets: Mapping[str, Iterable[str]],
     column: str = "query set",
 ) -> pd.DataFrame:
-    """``frame`` (with a ``qid`` column) plus a categorical column naming each row's query set.
-
-    ``sets`` maps a label to the qids of that set, in the order the labels should appear.  A
-    qid in two sets, or a row whose qid is in no set, is a ValueError naming the qid(s).
-    """
+    """``frame`` (with a ``qid`` column) plus a categorical column naming each row's query set;
+    ``sets`` maps a label to its qids, in the labels' order.  A qid in two sets, or a row whose
+    qid is in no set, is a ValueError naming the qid(s) (never a silent drop)."""
     owner: dict[str, str] = {}
     for label, qids in sets.items():
         for q in qids:

@@ -1,34 +1,24 @@
-r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. 2024
-(ziems2024indexical §5.2, Tables 2–3, App. A.2, A.5): perspective testbed, polarisation
-scores, signed Duo, the Table-3 regression and the response file.
-
-Per corpus and behaviour subset (``all`` participants, or those who ``clicked`` a result),
-:func:`fit_seme` regresses the opinion after reading a ranked list on the one before (both on
-the 7-point scale −3…3, agreement with perspective 1) and the signed Duo of the list:
+r"""The search-engine-manipulation-effect (SEME) study of Ziems et al. (2024) (§5.2, Tables
+2–3, App. A.2, A.5): perspective testbed, polarisation scores, signed Duo, the Table-3
+regression (:func:`fit_seme`) and the response file.
 
 .. math::  o_\text{posterior} = \beta_0 + \beta_1 o_\text{prior}
            + \beta_2 \mu^+_\text{Duo} + \epsilon
 
-Three signed Duo columns (:func:`attach_duo`):
+per corpus and behaviour (``all`` participants, or those who ``clicked``), opinions on the scale
+−3…3 (agreement with perspective 1).  Signed Duo columns (:func:`attach_duo`): ``signed_duo``,
+the paper's :math:`\mu^+_\text{Duo}` (App. A.2, :func:`rankbias.metrics.duo.signed_duo`; the
+PCA axis sign is arbitrary per question; the default regressor); ``released_signed_duo``, what
+the released ``seme_experiment.py`` regressed on (Duo times the axis orientation,
+:func:`rankbias.metrics.duo.orientation_signed_duo`); ``aligned_signed_duo``, this project's
+variant (``+1`` = the ordering puts perspective 1's side first).
 
-``signed_duo``
-    The paper's :math:`\mu^+_\text{Duo}` (App. A.2, :func:`rankbias.metrics.duo.signed_duo`):
-    the ordering's direction along the PCA axis times Duo.  The axis sign is arbitrary, so
-    ``+1`` means perspective 1 for some questions and 2 for others.  The default regressor.
-``released_signed_duo``
-    What the released ``seme_experiment.py`` regressed on
-    (:func:`rankbias.metrics.duo.orientation_signed_duo`): Duo times the axis orientation,
-    whichever side the ordering puts first.
-``aligned_signed_duo``
-    This project's variant: direction times orientation times Duo, so ``+1`` means the ordering
-    puts perspective 1's side first.
-
-Response file (:func:`read_study_responses`, :func:`write_study_responses`): UTF-8 CSV with a
-header and the columns ``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty),
-``prior`` and ``posterior`` (integers −3…3; empty = missing, the row is skipped and counted in
-``attrs["skipped"]``), ``shown`` (document ids in rank order, ``|``-separated, distinct) and
-``clicked`` (1-based ranks in click order, ``|``-separated, may repeat; empty = no click), in
-any order; extra columns are kept as text.  A malformed row is an
+Response file (:func:`read_study_responses`): UTF-8 CSV with a header and the columns
+``participant_id`` (unique), ``corpus``, ``question_id`` (non-empty), ``prior`` and
+``posterior`` (integers −3…3; empty = missing, the row is skipped and counted in
+``attrs["skipped"]``), ``shown`` (distinct document ids in rank order, ``|``-separated) and
+``clicked`` (1-based ranks in click order, ``|``-separated, may repeat; empty = no click), in any
+order; extra columns are kept as text.  A malformed row is an
 :class:`~rankbias.errors.InputError` naming ``file:line``.
 """
 
@@ -124,11 +114,8 @@ def _read_tsv(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, s
 
 def load_perspectives(path: str | Path | None = None) -> pd.DataFrame:
     """The perspective testbed, ``question_id, question, doc_id, perspective (1 or 2), text``
-    (default ``resources/perspectives.tsv``, card ``PERSPECTIVES.md``).
-
-    Refuses repeated document ids, other perspectives, two texts of one question id and a
-    question without documents of both perspectives.
-    """
+    (default ``resources/perspectives.tsv``, card ``PERSPECTIVES.md``); refuses repeated document
+    ids, other perspectives, two texts of one question id and a one-sided question."""
     path = Path(path) if path is not None else _resource("perspectives.tsv")
     rows = _read_tsv(path, _PERSPECTIVE_COLUMNS)
     seen: dict[str, int] = {}
@@ -186,11 +173,9 @@ def polarisation_table(
     distractor_embeddings: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Polarisation scores ``question_id, doc_id, perspective, score`` of every document, one
-    PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``).
-
+    PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``);
     ``removal``: ``"none"``, ``"pooled"`` (one spurious direction from all distractors, style 1
-    minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors).
-    """
+    minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors)."""
     if removal not in ("none", "pooled", "per_question"):
         raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
     embeddings = np.asarray(embeddings, dtype=float)
@@ -201,26 +186,23 @@ def polarisation_table(
         )
     if removal != "none" and (distractors is None or distractor_embeddings is None):
         raise ValueError(f"removal={removal!r} needs distractors and distractor_embeddings")
-    pooled = None
-    if removal == "pooled":
+    direction = None
+    if removal != "none":
         style = distractors["style_of"].to_numpy()
-        pooled = spurious_direction(
+    if removal == "pooled":
+        direction = spurious_direction(
             distractor_embeddings[style == 1], distractor_embeddings[style == 2]
         )
     scores = np.empty(len(perspectives))
     question_ids = perspectives["question_id"].to_numpy()
     for question in pd.unique(question_ids):
         rows = np.flatnonzero(question_ids == question)
-        direction = pooled
         if removal == "per_question":
             mine = (distractors["question_id"] == question).to_numpy()
-            style = distractors["style_of"].to_numpy()
-            if not (mine & (style == 1)).any() or not (mine & (style == 2)).any():
+            one, two = mine & (style == 1), mine & (style == 2)
+            if not one.any() or not two.any():
                 raise ValueError(f"question {question!r}: expected distractors of both styles")
-            direction = spurious_direction(
-                distractor_embeddings[mine & (style == 1)],
-                distractor_embeddings[mine & (style == 2)],
-            )
+            direction = spurious_direction(distractor_embeddings[one], distractor_embeddings[two])
         scores[rows] = polarisation_scores(embeddings[rows], remove_direction=direction)
     table = perspectives[["question_id", "doc_id", "perspective"]].copy()
     table["score"] = scores
@@ -230,21 +212,17 @@ def polarisation_table(
 def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
     """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
     values = [
-        (
-            question,
-            polarisation_accuracy(group["score"].to_numpy(), group["perspective"].to_numpy()),
-        )
-        for question, group in table.groupby("question_id", sort=True)
+        (question, polarisation_accuracy(g["score"].to_numpy(), g["perspective"].to_numpy()))
+        for question, g in table.groupby("question_id", sort=True)
     ]
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
 
 
 # ---- orderings and signed Duo --------------------------------------------------------------------
 def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str, float]:
-    value = duo(scores)
     released = orientation_signed_duo(scores, perspective_one)
     return {
-        "duo": value,
+        "duo": duo(scores),
         "signed_duo": signed_duo(scores),
         "released_signed_duo": released,
         "aligned_signed_duo": duo_direction(scores) * released,
@@ -324,13 +302,8 @@ _TABLE3_COLUMNS = ["corpus", "behaviour", "n", "beta2", "beta2_low", "beta2_high
 def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
     import statsmodels.api as sm
 
-    data = pd.DataFrame(
-        {
-            "posterior": frame["posterior"].astype(float),
-            "prior": frame["prior"].astype(float),
-            "signed_duo": frame[duo_column].astype(float),
-        }
-    )
+    data = frame[["posterior", "prior", duo_column]].astype(float)
+    data.columns = ["posterior", "prior", "signed_duo"]
     n = len(data)
     undefined = None
     if n < 4:
@@ -346,15 +319,8 @@ def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
         return [n, *[math.nan] * 5], undefined
     result = sm.OLS(data["posterior"], exog).fit(cov_type=cov_type)
     low, high = result.conf_int(alpha=alpha).loc["signed_duo"]
-    values = [
-        n,
-        float(result.params["signed_duo"]),
-        float(low),
-        float(high),
-        float(result.pvalues["signed_duo"]),
-        float(result.rsquared),
-    ]
-    return values, None
+    estimate, p_value = result.params["signed_duo"], result.pvalues["signed_duo"]
+    return [n, *map(float, (estimate, low, high, p_value, result.rsquared))], None
 
 
 def fit_seme(
@@ -366,13 +332,11 @@ def fit_seme(
     combined: bool = False,
 ) -> pd.DataFrame:
     """Table 3 of ziems2024indexical: OLS ``posterior ~ prior + signed Duo`` per corpus and
-    behaviour, as ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2``.
-
+    behaviour, as ``corpus, behaviour, n, beta2, beta2_low, beta2_high, p_value, r2``;
     ``responses`` has ``corpus, prior, posterior, n_clicked`` and ``duo_column``
     (:func:`attach_duo`).  ``robust=True``: HC3 standard errors (MacKinnon & White 1985);
     ``combined=True`` adds all corpora pooled; the interval of β2 is ``1 − alpha``.  A subset too
-    small or without variation gets NaN, listed in ``attrs["undefined"]``.
-    """
+    small or without variation gets NaN, listed in ``attrs["undefined"]``."""
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
@@ -409,11 +373,9 @@ def _likert(value: str, path, line: int, column: str):
 
 
 def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
-    """Read a study response file (module docstring) from a path or stream (:mod:`rankbias.inputs`).
-
-    Returns the columns with ``shown`` and ``clicked`` as tuples and ``n_clicked``, the
-    *distinct* ranks clicked; ``attrs["skipped"]`` maps a reason to the skipped line numbers.
-    """
+    """Read a study response file (module docstring) from a path or stream (:mod:`rankbias.inputs`):
+    its columns, ``shown`` and ``clicked`` as tuples, and ``n_clicked``, the *distinct* ranks
+    clicked; ``attrs["skipped"]`` maps a reason to the skipped line numbers."""
     where = source_name(path)
     data = read_bytes(path, "response file")
     try:
@@ -423,32 +385,32 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
             pass
         raise
     refuse_inner_bom(data, where)
+    start = 1  # the line of the record being read
+
+    def fail(message: str) -> InputError:
+        return located(where, start, message)
+
     with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         try:
             header = next(reader, None)
         except csv.Error as exc:
-            raise located(where, 1, f"expected a CSV header, found {exc}") from None
+            raise fail(f"expected a CSV header, found {exc}") from None
         if header is None:
-            raise located(
-                where, 1, f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file"
-            )
+            raise fail(f"expected a header with {list(_RESPONSE_COLUMNS)}, found an empty file")
         header = [name.strip() for name in header]
         absent = [name for name in _RESPONSE_COLUMNS if name not in header]
         if absent:
-            raise located(
-                where, 1, f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}"
-            )
+            raise fail(f"expected the columns {list(_RESPONSE_COLUMNS)}, missing {absent}")
         duplicated = sorted({name for name in header if header.count(name) > 1})
         if duplicated:
-            raise located(where, 1, f"expected each column once, found {duplicated} repeated")
+            raise fail(f"expected each column once, found {duplicated} repeated")
         records, participants = [], {}
         skipped: dict[str, list[int]] = {"missing prior": [], "missing posterior": []}
         line = reader.line_num
-        rows = iter(reader)
         while True:
             try:
-                fields = next(rows)
+                fields = next(reader)
             except StopIteration:
                 break
             except csv.Error as exc:
@@ -457,69 +419,43 @@ def read_study_responses(path: str | Path | Source) -> pd.DataFrame:
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if len(fields) != len(header):
-                raise located(where, start, f"expected {len(header)} fields, found {len(fields)}")
+                raise fail(f"expected {len(header)} fields, found {len(fields)}")
             row = dict(zip(header, fields, strict=True))
             for name in ("participant_id", "corpus", "question_id"):
                 if not row[name].strip():
-                    raise located(where, start, f"{name}: expected a non-empty value, found ''")
+                    raise fail(f"{name}: expected a non-empty value, found ''")
             participant = row["participant_id"].strip()
             if participant in participants:
-                raise located(
-                    where,
-                    start,
-                    f"participant_id {participant!r} already used on line "
-                    f"{participants[participant]}",
-                )
+                first = participants[participant]
+                raise fail(f"participant_id {participant!r} already used on line {first}")
             participants[participant] = start
             prior = _likert(row["prior"], where, start, "prior")
             posterior = _likert(row["posterior"], where, start, "posterior")
             shown = tuple(doc.strip() for doc in row["shown"].split(_SEPARATOR))
             if not row["shown"].strip() or any(not doc for doc in shown):
-                raise located(
-                    where,
-                    start,
-                    f"shown: expected document ids separated by '|', found {row['shown']!r}",
-                )
+                raise fail(f"shown: expected document ids separated by '|', found {row['shown']!r}")
             repeated = sorted({doc for doc in shown if shown.count(doc) > 1})
             if repeated:
-                raise located(
-                    where,
-                    start,
-                    f"shown: expected distinct document ids, found {repeated} repeated",
-                )
+                raise fail(f"shown: expected distinct document ids, found {repeated} repeated")
             clicked: tuple[int, ...] = ()
             if row["clicked"].strip():
                 ranks = [rank.strip() for rank in row["clicked"].split(_SEPARATOR)]
-                if all(rank.isascii() and rank.isdigit() for rank in ranks):
-                    clicked = tuple(int(rank) for rank in ranks)
-                else:
-                    raise located(
-                        where,
-                        start,
+                if not all(rank.isascii() and rank.isdigit() for rank in ranks):
+                    raise fail(
                         "clicked: expected ranks (integers) separated by '|', "
-                        f"found {row['clicked']!r}",
+                        f"found {row['clicked']!r}"
                     )
+                clicked = tuple(int(rank) for rank in ranks)
                 outside = [rank for rank in clicked if not 1 <= rank <= len(shown)]
                 if outside:
-                    raise located(
-                        where,
-                        start,
-                        f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}",
+                    raise fail(
+                        f"clicked: expected ranks 1…{len(shown)} (the list shown), found {outside}"
                     )
-            if prior is None:
-                skipped["missing prior"].append(start)
+            if prior is None or posterior is None:
+                skipped["missing prior" if prior is None else "missing posterior"].append(start)
                 continue
-            if posterior is None:
-                skipped["missing posterior"].append(start)
-                continue
-            row.update(
-                participant_id=participant,
-                prior=prior,
-                posterior=posterior,
-                shown=shown,
-                clicked=clicked,
-                n_clicked=len(set(clicked)),
-            )
+            row.update(participant_id=participant, prior=prior, posterior=posterior, shown=shown)
+            row.update(clicked=clicked, n_clicked=len(set(clicked)))
             records.append(row)
     columns = [*_RESPONSE_COLUMNS, "n_clicked", *[c for c in header if c not in _RESPONSE_COLUMNS]]
     frame = pd.DataFrame(records, columns=columns)

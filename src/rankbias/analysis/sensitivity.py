@@ -1,14 +1,11 @@
-r"""How much do the metrics depend on the word list?  (Klasnja et al. (2022), RQ2,
-Fig. 3.)
+r"""How much do the metrics depend on the word list?  (Klasnja et al. (2022), RQ2, Fig. 3.)
 
 Keep a fraction ``f`` of the word list's terms, with a seed (:func:`rankbias.lexicon.subsample`,
-stratified by group by default), and rescore every run.  With per-term counts
-(``per_term=True``) a sub-list is a *column selection*, no new read of the collection:
+stratified by group by default), and rescore every run; with per-term counts
+(``per_term=True``) a sub-list is a column selection, no new read of the collection:
 
 .. math::  M_g^{V'}(d) = \sum_{t \in V_g \cap V'} \mathrm{tf}(t, d)
            = \big(\mathrm{tf}_{:, V'} \, \mathbf{1}_{V' \to g}\big)_{d, g} .
-
-The summaries of a study table are computed in the chapters that show them.
 """
 
 from __future__ import annotations
@@ -44,11 +41,9 @@ def lexicon_of(stats: DocStats) -> Lexicon:
 
 
 def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
-    """The statistics ``lexicon`` (a sub-list of ``stats``' terms) would give, by column selection.
-
-    An :class:`InputError` without ``stats.term_counts``, for other groups, and for a term that
-    ``stats`` lacks or puts in another group.
-    """
+    """The statistics ``lexicon`` (a sub-list of ``stats``' terms) would give, by column selection;
+    an :class:`InputError` without ``stats.term_counts``, for other groups, and for a term that
+    ``stats`` lacks or puts in another group."""
     if stats.term_counts is None:
         raise InputError(
             "the statistics have no per-term counts; compute them with per_term=True "
@@ -69,8 +64,7 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
         )
     kept = np.array([column[t] for t in kept_terms], dtype=np.int64)
     group_of = np.asarray(stats.term_group)[kept]
-    expected = lexicon.group_index()
-    moved = np.flatnonzero(group_of != expected)
+    moved = np.flatnonzero(group_of != lexicon.group_index())
     if len(moved):
         t = kept_terms[moved[0]]
         raise InputError(
@@ -104,15 +98,12 @@ def subsampling_study(
     lexicon: Lexicon | None = None,
     **options,
 ) -> pd.DataFrame:
-    """Every metric of every run, rescored (:func:`rankbias.scoring.score_runs` with
-    ``metrics``, ``cutoffs`` and ``options``) on ``subsample(lexicon, fraction, seed,
-    stratified)`` for each fraction and seed; ``lexicon`` defaults to the terms of ``stats``.
-
-    Fraction 1 is the full list, scored once as seed 0.  Returns ``fraction, seed, run, qid,
-    metric, cutoff, value`` (categorical ids); ``attrs["undefined_values"]`` and
-    ``attrs["terms_kept"]`` map ``(fraction, seed)`` to score_runs' NaN counts and the terms
-    kept per group.
-    """
+    """Every metric of every run rescored (:func:`rankbias.scoring.score_runs` with ``metrics``,
+    ``cutoffs``, ``options``) on ``subsample(lexicon, fraction, seed, stratified)`` per fraction
+    and seed (``lexicon``: default the terms of ``stats``; fraction 1 is scored once, as seed 0),
+    as ``fraction, seed, run, qid, metric, cutoff, value`` (categorical ids);
+    ``attrs["undefined_values"]``/``attrs["terms_kept"]`` map ``(fraction, seed)`` to the NaN
+    counts and the terms kept per group."""
     runs = [runs] if isinstance(runs, Run) else list(runs)
     lexicon = lexicon_of(stats) if lexicon is None else lexicon
     seeds = [int(s) for s in seeds]
@@ -180,15 +171,9 @@ def subsample_coverage(
             counts = subsample_stats(stats, sub).group_counts
             for j, group in enumerate(stats.groups):
                 kept = int(counts[:, j].sum())
-                rows.append(
-                    {
-                        "fraction": float(fraction),
-                        "seed": int(seed),
-                        "group": group,
-                        "terms": len(sub.terms_of(group)),
-                        "occurrences": kept,
-                        "occurrence_share": kept / full[j] if full[j] else float("nan"),
-                        "documents": int((counts[:, j] > 0).sum()),
-                    }
-                )
-    return pd.DataFrame(rows)
+                share = kept / full[j] if full[j] else float("nan")
+                documents = int((counts[:, j] > 0).sum())
+                terms = len(sub.terms_of(group))
+                rows.append((float(fraction), int(seed), group, terms, kept, share, documents))
+    columns = ["fraction", "seed", "group", "terms", "occurrences", "occurrence_share", "documents"]
+    return pd.DataFrame(rows, columns=columns)
