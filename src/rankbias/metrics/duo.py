@@ -2,91 +2,55 @@ r"""Duo: Discounted Uniformity of Opinions (Ziems et al., *Measuring and Address
 Bias in Information Retrieval*, 2024: ``ziems2024indexical`` §4.2, Eq. 1, 2, 5, 6; App. A.2,
 A.5).  Choices: the book's Conventions page, section "Duo".
 
-Definition
-----------
-Each ranked document carries a *polarisation score* ``p_j`` (its projection on the first
-principal axis of the query's document embeddings, see :func:`polarisation_scores`).  The
-utility of the prefix of length ``i`` is the variance of its scores,
-
-.. math::  u(i) = \frac{1}{i} \sum_{j \le i} (p_j - c)^2
-
-with two centres, both available through ``variance=``:
-
-- ``"prefix"`` (default): ``c`` = the mean of ``p_1..p_i`` (``numpy.var`` of the prefix, i.e. the
-  population variance).  This is what the authors' released code computes
-  (``batch[:, :k].var(axis=1)`` in ``src/metrics/duo.py`` of SALT-NLP/pair).
-- ``"global"``: ``c`` = the mean of all ``n`` scores, as printed in the paper's Eq. 5.
-
-The discounted cumulative variance sums the utilities at the cut points
-``i ∈ {s, 2s, 3s, …}`` (step ``s``, default 1) with ``2 ≤ i < n``,
-
-.. math::  \mathrm{DCV} = \sum_{i} u(i) / \log_2 i .
-
-``i = 1`` never counts (``1/log2 1`` is undefined; for ``"prefix"`` ``u(1) = 0`` anyway, for
-``"global"`` it is not).  ``i = n`` is excluded by default, as in the released code
-(``range(step, n + int(count_full_ranking), step)``); ``include_full=True`` adds it when ``n`` is a
-multiple of ``s``.  For ``"prefix"`` ``u(n)`` is the same for every ordering, so it shifts DCV
-without changing Duo; for ``"global"`` it is also order-free (the mean of all squared deviations).
-
-Duo is one minus the min–max normalised DCV over all orderings ``π`` of the same documents
-(paper Eq. 2 and 6):
+Each ranked document has a *polarisation score* ``p_j`` (:func:`polarisation_scores`).  The
+utility of the prefix of length ``i`` is ``u(i) = (1/i) Σ_{j≤i} (p_j − c)²`` with centre ``c``
+the prefix's own mean (``variance="prefix"``, default: ``numpy.var`` of the prefix, as the
+released code ``batch[:, :k].var(axis=1)`` in ``src/metrics/duo.py`` of SALT-NLP/pair) or the
+mean of all ``n`` scores (``"global"``, as printed in the paper's Eq. 5).  The discounted
+cumulative variance is ``DCV = Σ_i u(i) / log2 i`` over the cut points ``i ∈ {s, 2s, …}``
+(step ``s``, default 1) with ``2 ≤ i < n``: ``i = 1`` never counts (``1/log2 1`` is undefined),
+and ``i = n`` only with ``include_full=True`` when ``s`` divides ``n`` (the released
+``range(step, n + int(count_full_ranking), step)``); ``u(n)`` is the same for every ordering.
+Duo is one minus the min–max normalised DCV over all orderings ``π`` (paper Eq. 2 and 6),
 
 .. math::  \mathrm{Duo} = 1 - \frac{\mathrm{DCV} - \min_\pi \mathrm{DCV}}
                                   {\max_\pi \mathrm{DCV} - \min_\pi \mathrm{DCV}}
 
-so 1 = the most biased order (low variance early), 0 = the most balanced order, and 0.5 when
-every ordering gives the same DCV: the fraction is then 0/0, which the paper leaves undefined,
-and 0.5 is the released code's convention.
+1 = the most biased order (low variance early), 0 = the most balanced; 0.5 when every ordering
+gives the same DCV (0/0, undefined in the paper; the released code's convention).
 
-Exact normalisation
--------------------
-The released code enumerates all ``n!`` orderings for ``n ≤ 8`` and otherwise takes the min and
-max over 40,320 random orderings (an estimate that can leave Duo outside ``[0, 1]``; replicated by
-:func:`duo_sampled`).  Here the bounds are exact:
+Exact normalisation (the released code enumerates all ``n!`` orderings for ``n ≤ 8`` and
+otherwise samples 40,320, an estimate that can leave Duo outside ``[0, 1]``; see
+:func:`duo_sampled`):
 
-- ``"prefix"``: ``u(i)`` depends only on the *set* of the first ``i`` documents, so the best DCV of
-  an ordering whose first ``|S|`` documents are the set ``S`` is
-  ``best(S) = w(|S|) u(S) + max_{j ∈ S} best(S \ {j})`` with ``w(i) = 1/log2 i`` at cut points and
-  0 elsewhere.  A dynamic programme over the ``2^n`` subsets, one popcount layer at a time and
-  vectorised with NumPy, costs ``O(n 2^n)`` time and about ``17 · 2^n`` bytes (two float64 tables
-  and a popcount table) plus the largest layer's temporaries.  Measured on one CPU core
-  (``bench/duo_bench.py``): n = 16 in ~0.02 s, n = 20 in ~0.3–0.4 s, n = 22 in ~2.5 s, n = 24 in
-  ~12 s with a peak of ~0.55 GB.  The limit is :data:`MAX_EXACT_N` (24).
-- ``"global"``: ``u(i) = (1/i) Σ_{j≤i} q_j`` with ``q_j = (p_j − p̄)^2`` fixed per document, so
-  ``DCV = Σ_j q_{π(j)} c_j`` with position weights ``c_j = Σ_{cut i ≥ j} w(i)/i``.  By the
-  rearrangement inequality the maximum pairs the largest ``q`` with the largest ``c`` and the
-  minimum pairs them oppositely: exact in ``O(n log n)`` for any ``n``.  The subset DP gives the
-  same numbers (``algorithm="subset_dp"``) and the tests check both against brute force.
+- ``"prefix"``: ``u(i)`` depends only on the *set* of the first ``i`` documents, so
+  ``best(S) = w(|S|) u(S) + max_{j ∈ S} best(S \ {j})`` with ``w(i) = 1/log2 i`` at cut points,
+  0 elsewhere: a DP over the ``2^n`` subsets, one popcount layer at a time, ``O(n 2^n)`` time and
+  about ``17 · 2^n`` bytes.  Measured on one core (``bench/duo_bench.py``): n = 16 in ~0.02 s,
+  n = 20 in ~0.3–0.4 s, n = 22 in ~2.5 s, n = 24 in ~12 s with a peak of ~0.55 GB; the limit is
+  :data:`MAX_EXACT_N` (24).
+- ``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` with ``q_j = (p_j − p̄)²`` and position weights
+  ``c_j = Σ_{cut i ≥ j} w(i)/i``; by the rearrangement inequality the extremes pair the sorted
+  ``q`` with the sorted ``c``: exact in ``O(n log n)`` for any ``n`` (``algorithm="subset_dp"``
+  gives the same numbers).
 
-Signed Duo (App. A.2)
----------------------
-``sgn(A) = +1`` if more than half of the scores in ``A`` are positive, else ``−1`` (the printed
-formula ``2·1[…] + 1`` has a ``+1`` where ``−1`` is meant; the released ``Duo.sign`` uses ``−1``).
-The paper signs each prefix utility, ``u⁺(i) = sgn({p_1..p_i}) u(i)``, and gives Duo the sign of
-the result; as the released code meant it (``sign(Duo_raw_batch(batch, use_sign=True))``) the
-direction of a ranking is ``sgn`` of the single number ``DCV⁺ = Σ_i sgn({p_1..p_i}) u(i)/log2 i``
-over the same cut points, and :func:`signed_duo` returns that direction times :func:`duo`.
-Because ``u(i)`` weights the signs, a prefix made only of one side (variance 0) contributes
-nothing to the direction; the direction is carried by the mixed prefixes that follow it.
-A prefix with exactly half positive scores counts as ``−1`` (as printed), so negating all scores
-flips the direction only when no counted prefix is tied and no score is exactly 0.
+Signed Duo (App. A.2): ``sgn(A) = +1`` if more than half of the scores in ``A`` are positive,
+else ``−1`` (the printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant; the released
+``Duo.sign`` uses ``−1``).  As the released code meant it
+(``sign(Duo_raw_batch(batch, use_sign=True))``), the direction is ``sgn`` of
+``DCV⁺ = Σ_i sgn({p_1..p_i}) u(i)/log2 i`` and :func:`signed_duo` is that direction times
+:func:`duo`.  A one-sided prefix (variance 0) contributes nothing; a prefix with exactly half
+positive scores counts as ``−1``, so negating all scores flips the direction only when no
+counted prefix is tied and no score is 0.  The released SEME script
+(``src/experiments/seme_experiment.py``) instead multiplies Duo by the orientation of the PCA
+axis (:func:`orientation_signed_duo`); in the released ``Duo_batch_`` the sign only reaches the
+output in the degenerate ``max = min`` branch.
 
-The released SEME script (``src/experiments/seme_experiment.py``) instead multiplies the unsigned
-Duo by the *orientation of the PCA axis*: ``+1`` if at least half of the perspective-1 documents
-of the fit set project positively, else ``−1``.  That is a property of the axis, not of the order,
-and is available as :func:`orientation_signed_duo`.  (In the released ``Duo_batch_`` the sign only
-reaches the output in the degenerate ``max = min`` branch.)
-
-Polarisation scores (§4.2, App. A.5) and accuracy (§5.1, Table 2)
------------------------------------------------------------------
-:func:`polarisation_scores` fits a one-component PCA (NumPy SVD of the centred fit set) and
-projects the ranked documents: ``p_j = (x_j − μ_fit) · v``.  The sign of a principal axis is
-arbitrary; here the loading with the largest absolute value is made positive (first such loading
-on ties), the convention of scikit-learn's ``svd_flip(..., u_based_decision=False)``.
-:func:`spurious_direction` is the unit difference of the mean embeddings of two distractor sets;
-``remove_direction=b`` replaces every embedding (fit and ranked) by ``x − ⟨x, b̂⟩ b̂`` before the
-PCA.  :func:`polarisation_accuracy` is the best of the two sign assignments of the scores to the
-two perspective labels.
+Polarisation scores (§4.2, App. A.5) and accuracy (§5.1, Table 2): a one-component PCA (NumPy
+SVD of the centred fit set), ``p_j = (x_j − μ_fit) · v``, with the axis signed so that its
+largest-magnitude loading is positive (first on ties; scikit-learn's
+``svd_flip(..., u_based_decision=False)``).  ``remove_direction=b`` replaces every embedding by
+``x − ⟨x, b̂⟩ b̂`` first (:func:`spurious_direction`).
 """
 
 from __future__ import annotations
@@ -98,22 +62,11 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
-    "MAX_EXACT_N",
-    "RELEASED_EXHAUSTIVE_MAX_N",
-    "RELEASED_N_SAMPLES",
-    "cut_points",
-    "dcv",
-    "dcv_bounds",
-    "duo",
-    "duo_direction",
-    "duo_sampled",
-    "extreme_orderings",
-    "orientation_signed_duo",
-    "polarisation_accuracy",
-    "polarisation_scores",
-    "signed_duo",
+    "MAX_EXACT_N", "RELEASED_EXHAUSTIVE_MAX_N", "RELEASED_N_SAMPLES", "cut_points", "dcv",
+    "dcv_bounds", "duo", "duo_direction", "duo_sampled", "extreme_orderings",
+    "orientation_signed_duo", "polarisation_accuracy", "polarisation_scores", "signed_duo",
     "spurious_direction",
-]
+]  # fmt: skip
 
 Variance = Literal["prefix", "global"]
 
@@ -124,14 +77,8 @@ RELEASED_EXHAUSTIVE_MAX_N = 8
 #: ... and otherwise samples this many random orderings (8! = 40,320).
 RELEASED_N_SAMPLES = 40_320
 
-# Relative tolerance below which two DCV values are treated as equal (the floating-point
-# round-off of these sums is several orders of magnitude smaller for lists of practical length).
+# Two DCV values closer than this (relative) are equal; the round-off of these sums is far smaller.
 _RELATIVE_TOLERANCE = 1e-12
-
-
-# --------------------------------------------------------------------------------------------
-# input checks and the discounted sum of one ordering
-# --------------------------------------------------------------------------------------------
 
 
 def _as_scores(scores, name: str = "scores") -> np.ndarray:
@@ -153,6 +100,16 @@ def _check_options(step: int, variance: str) -> None:
         raise ValueError(f"variance: expected 'prefix' or 'global', found {variance!r}")
 
 
+def _prepared(scores, step: int, variance: str, include_full: bool):
+    """The checked scores and their cut weights ``w[i]``, ``i = 0..n`` (0 off the cut points)."""
+    _check_options(step, variance)
+    array = _as_scores(scores)
+    weights = np.zeros(array.size + 1)
+    points = cut_points(array.size, step=step, include_full=include_full)
+    weights[points] = 1.0 / np.log2(points)
+    return array, weights
+
+
 def cut_points(n: int, *, step: int = 1, include_full: bool = False) -> np.ndarray:
     """The prefix lengths ``i`` that enter DCV for a list of ``n`` documents.
 
@@ -161,17 +118,8 @@ def cut_points(n: int, *, step: int = 1, include_full: bool = False) -> np.ndarr
     ``k > 1``).
     """
     _check_options(step, "prefix")
-    stop = n + 1 if include_full else n
-    points = np.arange(step, stop, step, dtype=np.int64)
+    points = np.arange(step, n + 1 if include_full else n, step, dtype=np.int64)
     return points[points >= 2]
-
-
-def _cut_weights(n: int, step: int, include_full: bool) -> np.ndarray:
-    """``w[i]`` for ``i = 0..n``: ``1/log2(i)`` at cut points, 0 elsewhere."""
-    weights = np.zeros(n + 1)
-    points = cut_points(n, step=step, include_full=include_full)
-    weights[points] = 1.0 / np.log2(points)
-    return weights
 
 
 def _prefix_utilities(orderings: np.ndarray, variance: str, global_mean: float) -> np.ndarray:
@@ -186,8 +134,7 @@ def _prefix_utilities(orderings: np.ndarray, variance: str, global_mean: float) 
 
 
 def _dcv_rows(orderings: np.ndarray, weights: np.ndarray, variance: str, global_mean: float):
-    utilities = _prefix_utilities(orderings, variance, global_mean)
-    return utilities @ weights[1:]
+    return _prefix_utilities(orderings, variance, global_mean) @ weights[1:]
 
 
 def dcv(
@@ -197,35 +144,15 @@ def dcv(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> float:
-    """Discounted cumulative variance of ``scores`` in the given (rank) order.
-
-    ``DCV = Σ_i u(i) / log2(i)`` over the cut points of :func:`cut_points`; ``u(i)`` is the
-    population variance of the first ``i`` scores around the prefix mean (``"prefix"``) or
-    around the mean of all scores (``"global"``, paper Eq. 5).
-    """
-    _check_options(step, variance)
-    array = _as_scores(scores)
-    weights = _cut_weights(array.size, step, include_full)
-    mean = float(array.mean())
-    return float(_dcv_rows(array[None, :], weights, variance, mean)[0])
+    """Discounted cumulative variance ``Σ_i u(i) / log2(i)`` of ``scores`` in the given (rank)
+    order, over the cut points of :func:`cut_points`; ``u(i)`` is the population variance of the
+    first ``i`` scores around the prefix mean (``"prefix"``) or the mean of all scores
+    (``"global"``, paper Eq. 5)."""
+    array, weights = _prepared(scores, step, variance, include_full)
+    return float(_dcv_rows(array[None, :], weights, variance, float(array.mean()))[0])
 
 
-# --------------------------------------------------------------------------------------------
-# exact bounds
-# --------------------------------------------------------------------------------------------
-
-
-def _popcounts(n: int) -> np.ndarray:
-    masks = np.arange(1 << n, dtype=np.uint32)
-    return np.bitwise_count(masks).astype(np.uint8)
-
-
-def _subset_dp(
-    array: np.ndarray,
-    weights: np.ndarray,
-    variance: str,
-    record_choices: bool = False,
-):
+def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, record_choices=False):
     """Min and max DCV over all orderings by DP over subsets (see the module docstring).
 
     Returns ``(min, max, choice_min, choice_max)``; the choice tables (the document placed last
@@ -240,11 +167,10 @@ def _subset_dp(
             f"{n * (1 << n):.2e} steps.  Use variance='global' (exact for any n) or "
             f"duo_sampled() for an estimate."
         )
-    mean = float(array.mean())
-    centred = array - mean
+    centred = array - float(array.mean())
     squared = centred**2
     size = 1 << n
-    popcount = _popcounts(n)
+    popcount = np.bitwise_count(np.arange(size, dtype=np.uint32)).astype(np.uint8)
     best_min = np.zeros(size)
     best_max = np.zeros(size)
     choice_min = np.zeros(size, dtype=np.uint8) if record_choices else None
@@ -291,23 +217,16 @@ def _subset_dp(
     return float(best_min[size - 1]), float(best_max[size - 1]), choice_min, choice_max
 
 
-def _position_weights(weights: np.ndarray) -> np.ndarray:
-    """``c_j = Σ_{cut i ≥ j} w(i)/i`` for positions ``j = 1..n``."""
-    n = weights.size - 1
-    per_cut = weights[1:] / np.arange(1, n + 1)
-    return np.cumsum(per_cut[::-1])[::-1]
-
-
 def _rearrangement_orders(array: np.ndarray, weights: np.ndarray):
     """Orderings of min and max DCV for the ``"global"`` variant (rearrangement inequality)."""
-    squared = (array - array.mean()) ** 2
-    positions_by_weight = np.argsort(-_position_weights(weights), kind="stable")
-    by_square_desc = np.argsort(-squared, kind="stable")
-    by_square_asc = by_square_desc[::-1]
+    n = weights.size - 1
+    position_weights = np.cumsum((weights[1:] / np.arange(1, n + 1))[::-1])[::-1]  # c_j
+    positions_by_weight = np.argsort(-position_weights, kind="stable")
+    by_square_desc = np.argsort(-((array - array.mean()) ** 2), kind="stable")
     order_max = np.empty(array.size, dtype=np.int64)
     order_min = np.empty(array.size, dtype=np.int64)
     order_max[positions_by_weight] = by_square_desc
-    order_min[positions_by_weight] = by_square_asc
+    order_min[positions_by_weight] = by_square_desc[::-1]
     return order_min, order_max
 
 
@@ -319,21 +238,6 @@ def _backtrack(choices: np.ndarray, n: int) -> np.ndarray:
         order[position] = j
         mask ^= 1 << j
     return order
-
-
-def _resolve_algorithm(variance: str, algorithm: str) -> str:
-    if algorithm not in ("auto", "subset_dp", "rearrangement"):
-        raise ValueError(
-            f"algorithm: expected 'auto', 'subset_dp' or 'rearrangement', found {algorithm!r}"
-        )
-    if algorithm == "rearrangement" and variance != "global":
-        raise ValueError(
-            "algorithm='rearrangement' is exact only for variance='global' (fixed per-document "
-            f"contributions); found variance={variance!r}"
-        )
-    if algorithm == "auto":
-        return "rearrangement" if variance == "global" else "subset_dp"
-    return algorithm
 
 
 def dcv_bounds(
@@ -350,10 +254,17 @@ def dcv_bounds(
     :data:`MAX_EXACT_N` scores).  ``"global"``: rearrangement inequality (``O(n log n)``, any
     ``n``); ``algorithm="subset_dp"`` forces the DP for it too.
     """
-    _check_options(step, variance)
-    array = _as_scores(scores)
-    weights = _cut_weights(array.size, step, include_full)
-    if _resolve_algorithm(variance, algorithm) == "rearrangement":
+    array, weights = _prepared(scores, step, variance, include_full)
+    if algorithm not in ("auto", "subset_dp", "rearrangement"):
+        raise ValueError(
+            f"algorithm: expected 'auto', 'subset_dp' or 'rearrangement', found {algorithm!r}"
+        )
+    if algorithm == "rearrangement" and variance != "global":
+        raise ValueError(
+            "algorithm='rearrangement' is exact only for variance='global' (fixed per-document "
+            f"contributions); found variance={variance!r}"
+        )
+    if algorithm == "rearrangement" or (algorithm == "auto" and variance == "global"):
         order_min, order_max = _rearrangement_orders(array, weights)
         mean = float(array.mean())
         values = _dcv_rows(np.stack([array[order_min], array[order_max]]), weights, "global", mean)
@@ -375,25 +286,11 @@ def extreme_orderings(
     maximum DCV (Duo = 0) — the two orders the SEME study showed its participants.  Ties between
     equally good orderings are broken deterministically (lowest document index first found).
     """
-    _check_options(step, variance)
-    array = _as_scores(scores)
-    weights = _cut_weights(array.size, step, include_full)
+    array, weights = _prepared(scores, step, variance, include_full)
     if variance == "global":
         return _rearrangement_orders(array, weights)
     _, _, choice_min, choice_max = _subset_dp(array, weights, variance, record_choices=True)
     return _backtrack(choice_min, array.size), _backtrack(choice_max, array.size)
-
-
-def _normalise(value: float, low: float, high: float) -> float:
-    scale = max(abs(low), abs(high))
-    if high - low <= _RELATIVE_TOLERANCE * scale:
-        return 0.5
-    tolerance = _RELATIVE_TOLERANCE * scale
-    if value - low <= tolerance:
-        return 1.0
-    if high - value <= tolerance:
-        return 0.0
-    return float(min(1.0, max(0.0, 1.0 - (value - low) / (high - low))))
 
 
 def duo(
@@ -411,20 +308,17 @@ def duo(
     ``1e-12`` of a bound are reported as exactly 1 or 0 (round-off between the DP's and the
     direct sum's order of additions).
     """
-    _check_options(step, variance)
-    array = _as_scores(scores)
-    low, high = dcv_bounds(array, step=step, variance=variance, include_full=include_full)
-    value = dcv(array, step=step, variance=variance, include_full=include_full)
-    return _normalise(value, low, high)
-
-
-# --------------------------------------------------------------------------------------------
-# the released (sampled) normalisation, for comparison
-# --------------------------------------------------------------------------------------------
-
-
-def _all_permutations(n: int) -> np.ndarray:
-    return np.array(list(itertools.permutations(range(n))), dtype=np.int64).reshape(-1, n)
+    options = {"step": step, "variance": variance, "include_full": include_full}
+    low, high = dcv_bounds(scores, **options)
+    value = dcv(scores, **options)
+    tolerance = _RELATIVE_TOLERANCE * max(abs(low), abs(high))
+    if high - low <= tolerance:
+        return 0.5
+    if value - low <= tolerance:
+        return 1.0
+    if high - value <= tolerance:
+        return 0.0
+    return float(min(1.0, max(0.0, 1.0 - (value - low) / (high - low))))
 
 
 def duo_sampled(
@@ -449,15 +343,14 @@ def duo_sampled(
     ``numpy.random.default_rng(seed)``, not the released code's global ``np.random`` state, so
     individual draws differ while the procedure is the same.
     """
-    _check_options(step, variance)
-    array = _as_scores(scores)
+    array, weights = _prepared(scores, step, variance, include_full)
     if n_samples < 1:
         raise ValueError(f"n_samples: expected a positive integer, found {n_samples!r}")
     n = array.size
-    weights = _cut_weights(n, step, include_full)
     mean = float(array.mean())
     if n <= exhaustive_max_n:
-        permutations = _all_permutations(n)
+        permutations = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+        permutations = permutations.reshape(-1, n)
     else:
         rng = np.random.default_rng(seed)
         permutations = np.argsort(rng.random((n_samples, n)), axis=1)
@@ -470,16 +363,6 @@ def duo_sampled(
     if high - low <= _RELATIVE_TOLERANCE * max(abs(high), abs(low)):
         return 0.5
     return 1.0 - (value - low) / (high - low)
-
-
-# --------------------------------------------------------------------------------------------
-# signed Duo
-# --------------------------------------------------------------------------------------------
-
-
-def _majority_sign(positive_count: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """App. A.2 ``sgn(A)``: +1 if more than half of ``A`` is positive, else −1."""
-    return np.where(positive_count / size > 0.5, 1.0, -1.0)
 
 
 def duo_direction(
@@ -495,15 +378,11 @@ def duo_direction(
     ``sgn(A) = +1`` iff more than half of ``A`` is positive; ``DCV⁺ ≤ 0`` gives −1 (the set
     ``{DCV⁺}`` has no positive majority).  See the module docstring for what this cannot see.
     """
-    _check_options(step, variance)
-    array = _as_scores(scores)
-    n = array.size
-    weights = _cut_weights(n, step, include_full)
+    array, weights = _prepared(scores, step, variance, include_full)
     utilities = _prefix_utilities(array[None, :], variance, float(array.mean()))[0]
-    positive_counts = np.cumsum(array > 0)
-    signs = _majority_sign(positive_counts, np.arange(1, n + 1))
-    signed_dcv = float(np.sum(signs * utilities * weights[1:]))
-    return 1 if signed_dcv > 0 else -1
+    share_positive = np.cumsum(array > 0) / np.arange(1, array.size + 1)
+    signs = np.where(share_positive > 0.5, 1.0, -1.0)  # App. A.2 sgn of each prefix
+    return 1 if float(np.sum(signs * utilities * weights[1:])) > 0 else -1
 
 
 def signed_duo(
@@ -539,11 +418,6 @@ def orientation_signed_duo(
     return orientation * duo(scores, step=step, variance=variance, include_full=include_full)
 
 
-# --------------------------------------------------------------------------------------------
-# polarisation scores
-# --------------------------------------------------------------------------------------------
-
-
 def _as_matrix(values, name: str) -> np.ndarray:
     matrix = np.asarray(values, dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
@@ -577,10 +451,6 @@ def spurious_direction(distractor_a, distractor_b) -> np.ndarray:
     return direction / norm
 
 
-def _remove(matrix: np.ndarray, unit_direction: np.ndarray) -> np.ndarray:
-    return matrix - np.outer(matrix @ unit_direction, unit_direction)
-
-
 def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) -> np.ndarray:
     """Polarisation scores of the ranked documents: projection on a 1-component PCA axis.
 
@@ -611,8 +481,8 @@ def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) 
         if norm == 0.0:
             raise ValueError("remove_direction is the zero vector; expected a direction")
         direction = direction / norm
-        ranked = _remove(ranked, direction)
-        fit = _remove(fit, direction)
+        ranked = ranked - np.outer(ranked @ direction, direction)
+        fit = fit - np.outer(fit @ direction, direction)
     if fit.shape[0] < 2:
         raise ValueError(f"fit set: expected at least 2 documents for PCA, found {fit.shape[0]}")
     centre = fit.mean(axis=0)
@@ -662,15 +532,15 @@ def polarisation_accuracy(
     if method != "best_sign":
         raise ValueError(f"method: expected 'best_sign' or 'per_group_majority', found {method!r}")
     first = label_array == classes[0]
-    second = ~first
-    assignment = np.sum(positive & first) + np.sum(negative & second)
-    swapped = np.sum(negative & first) + np.sum(positive & second)
+    assignment = np.sum(positive & first) + np.sum(negative & ~first)
+    swapped = np.sum(negative & first) + np.sum(positive & ~first)
     return float(max(assignment, swapped)) / values.size
 
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
 from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+from rankbias.metrics.ranked import per_list_kernel  # noqa: E402
 
 VARIANCE = Parameter(
     "variance",
@@ -685,24 +555,6 @@ INCLUDE_FULL = Parameter("include_full", "bool", False, "count the cut point i =
 _DUO_PARAMETERS = (VARIANCE, STEP, INCLUDE_FULL)
 
 
-def _per_list_kernel(function):
-    """Apply ``function(scores of the top k')`` to every query and cut-off."""
-
-    def kernel(inputs, cutoffs, variance="prefix", step=1, include_full=False):
-        scores, lengths = inputs.polarisation()
-        out = np.full((len(lengths), len(cutoffs)), np.nan)
-        for i, length in enumerate(lengths):
-            for j, k in enumerate(cutoffs):
-                depth = min(int(k), int(length))
-                if depth:
-                    out[i, j] = function(
-                        scores[i, :depth], step=step, variance=variance, include_full=include_full
-                    )
-        return out
-
-    return kernel
-
-
 register(
     Measure(
         "duo",
@@ -713,7 +565,7 @@ register(
         "ziems2024indexical Eq. 2, 5, 6",
         HigherIs.MORE_BIASED,
         (Input.POLARISATION,),
-        _per_list_kernel(duo),
+        per_list_kernel("polarisation", duo),
         _DUO_PARAMETERS,
         display="Duo",
     )
@@ -727,7 +579,7 @@ register(
         "ziems2024indexical App. A.2",
         HigherIs.SIGNED,
         (Input.POLARISATION,),
-        _per_list_kernel(signed_duo),
+        per_list_kernel("polarisation", signed_duo),
         _DUO_PARAMETERS,
         display="signed Duo",
     )

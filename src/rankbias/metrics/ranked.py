@@ -70,3 +70,20 @@ def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> n
     keep = position < width
     out[owner[keep], position[keep]] = np.asarray(values)[keep]
     return out
+
+
+def per_list_kernel(accessor: str, function):
+    """A measure kernel: ``function(values[i, :k'], **parameters)`` for every query ``i`` and
+    cutoff ``k``, NaN for an empty list; ``inputs.<accessor>()`` gives ``(values, lengths)``."""
+
+    def kernel(inputs, cutoffs, **parameters):
+        values, lengths = getattr(inputs, accessor)()
+        out = np.full((len(lengths), len(cutoffs)), np.nan)
+        for i, length in enumerate(lengths):
+            for j, k in enumerate(cutoffs):
+                depth = min(int(k), int(length))
+                if depth:
+                    out[i, j] = function(values[i, :depth], **parameters)
+        return out
+
+    return kernel
