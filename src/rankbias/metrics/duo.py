@@ -61,6 +61,8 @@ from typing import Literal
 
 import numpy as np
 
+from rankbias.metrics.validation import check_choice
+
 __all__ = [
     "MAX_EXACT_N", "RELEASED_EXHAUSTIVE_MAX_N", "RELEASED_N_SAMPLES", "cut_points", "dcv",
     "dcv_bounds", "duo", "duo_direction", "duo_sampled", "extreme_orderings",
@@ -96,8 +98,7 @@ def _as_scores(scores, name: str = "scores") -> np.ndarray:
 def _check_options(step: int, variance: str) -> None:
     if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
         raise ValueError(f"step: expected a positive integer, found {step!r}")
-    if variance not in ("prefix", "global"):
-        raise ValueError(f"variance: expected 'prefix' or 'global', found {variance!r}")
+    check_choice("variance", variance, ("prefix", "global"))
 
 
 def _prepared(scores, step: int, variance: str, include_full: bool):
@@ -255,10 +256,7 @@ def dcv_bounds(
     ``n``); ``algorithm="subset_dp"`` forces the DP for it too.
     """
     array, weights = _prepared(scores, step, variance, include_full)
-    if algorithm not in ("auto", "subset_dp", "rearrangement"):
-        raise ValueError(
-            f"algorithm: expected 'auto', 'subset_dp' or 'rearrangement', found {algorithm!r}"
-        )
+    check_choice("algorithm", algorithm, ("auto", "subset_dp", "rearrangement"))
     if algorithm == "rearrangement" and variance != "global":
         raise ValueError(
             "algorithm='rearrangement' is exact only for variance='global' (fixed per-document "
@@ -529,8 +527,7 @@ def polarisation_accuracy(
             for c in classes
         )
         return hits / values.size
-    if method != "best_sign":
-        raise ValueError(f"method: expected 'best_sign' or 'per_group_majority', found {method!r}")
+    check_choice("method", method, ("best_sign", "per_group_majority"))
     first = label_array == classes[0]
     assignment = np.sum(positive & first) + np.sum(negative & ~first)
     swapped = np.sum(negative & first) + np.sum(positive & ~first)

@@ -56,6 +56,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from rankbias.metrics.validation import check_choice
+
 __all__ = [
     "GROUP_LABELS",
     "bias_labels",
@@ -109,6 +111,7 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
         )
     if not np.all(np.isfinite(values)):
         raise ValueError("score: expected finite numbers, found NaN or inf")
+    check_choice("normalisation", method, ("min_max", "sigmoid", "none"))
     if method == "sigmoid":
         return 0.5 * (1.0 + np.tanh(0.5 * values))
     if method == "none":
@@ -119,10 +122,6 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
                 f"{values[outside[:5]].tolist()} at rows {outside[:5].tolist()}"
             )
         return values
-    if method != "min_max":
-        raise ValueError(
-            f"normalisation: expected 'min_max', 'sigmoid' or 'none', found {method!r}"
-        )
     _, codes = _query_codes(qid)
     n_queries = int(codes.max()) + 1 if codes.size else 0
     low = np.full(n_queries, np.inf)
@@ -266,8 +265,7 @@ def t_statistic_squared(
             f"ddof={ddof} needs more than {ddof} values per group, found {male.size} and "
             f"{female.size}"
         )
-    if form not in ("standard", "printed"):
-        raise ValueError(f"form: expected 'standard' or 'printed', found {form!r}")
+    check_choice("form", form, ("standard", "printed"))
     difference = male.mean() - female.mean()
     standard_error_sq = male.var(ddof=ddof) / male.size + female.var(ddof=ddof) / female.size
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -39,6 +39,8 @@ from typing import Literal
 
 import numpy as np
 
+from rankbias.metrics.validation import check_choice
+
 __all__ = ["rbo"]
 
 Variant = Literal["ext", "min", "res"]
@@ -104,8 +106,7 @@ def rbo(
     """
     if isinstance(p, bool) or not (isinstance(p, numbers.Real) and 0.0 < p < 1.0):
         raise ValueError(f"p: expected a persistence strictly between 0 and 1, found {p!r}")
-    if variant not in ("ext", "min", "res"):
-        raise ValueError(f"variant: expected 'ext', 'min' or 'res', found {variant!r}")
+    check_choice("variant", variant, ("ext", "min", "res"))
     first, second = _check_list(a, "a"), _check_list(b, "b")
     if depth is not None:
         if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:

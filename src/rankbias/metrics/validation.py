@@ -19,7 +19,14 @@ import numpy as np
 
 from rankbias.errors import InputError
 
-__all__ = ["as_array", "check_list_lengths", "check_values", "check_targets", "check_tau"]
+__all__ = [
+    "as_array",
+    "check_choice",
+    "check_list_lengths",
+    "check_values",
+    "check_targets",
+    "check_tau",
+]
 
 
 def as_array(values, name: str, ndim: int, dtype=np.float64) -> np.ndarray:
@@ -112,3 +119,10 @@ def check_tau(tau: float) -> float:
     if not np.isfinite(value) or value < 0:
         raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}")
     return value
+
+
+def check_choice(name: str, value, allowed: tuple) -> None:
+    """A ValueError ``name: expected 'a', 'b' or 'c', found 'x'`` unless ``value`` is allowed."""
+    if value not in allowed:
+        *head, last = map(repr, allowed)
+        raise ValueError(f"{name}: expected {', '.join(head)} or {last}, found {value!r}")
