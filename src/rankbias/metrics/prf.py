@@ -3,15 +3,12 @@ disparity statistics PD and TS (Li et al., *Debiasing Neural Retrieval via In-ba
 Regularization*, 2022: ``li2022debiasing`` Eq. 1–4, §3.2.2 and §4.3).  Choices: the book's
 Conventions page, section "Scores in pairwise ranking fairness".
 
-Definitions
------------
-Each retrieved document ``p`` of a query has a *bias label* ``d(p) = sign(M_m(p) − M_f(p))``
-∈ {−1, 0, +1} from its group magnitudes (:func:`bias_labels`; the book's Conventions page,
-section "Scores in pairwise ranking fairness".  Li et al. (2022) Eq. 1 writes
-``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log tf(w,p)``, undefined for absent words; the project uses
-the count difference), a click label (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.
-For group ``g ∈ {m (+1), f (−1)}`` and one query, with ``n_1^g`` clicked documents labelled ``g``
-and ``n_0`` non-clicked documents:
+Each retrieved document ``p`` has a bias label ``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1}
+(:func:`bias_labels`; Li et al. (2022) Eq. 1 writes ``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log
+tf(w,p)``, undefined for absent words; the project uses the count difference), a click label
+(clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.  For group ``g ∈ {m (+1), f (−1)}``
+and one query, with ``C_g`` its ``n_1^g`` clicked documents labelled ``g`` and ``N`` its ``n_0``
+non-clicked documents:
 
 .. math::
    \mathrm{PRF}_g = \frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
@@ -20,32 +17,25 @@ and ``n_0`` non-clicked documents:
    \mathrm{nPRF}_g = \Big(\frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
        R_j^2\, \mathbb 1[R_j \ge R_k]\Big)^{1/2}
 
-with ``C_g`` the clicked documents labelled ``g`` and ``N`` the non-clicked documents.
-
-Both are undefined (NaN) when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0
-belong to neither group and are not "non-clicked" either.
+Both are NaN when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0 belong to
+neither group and are not "non-clicked" either.
 
 - ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
   clicked document of group ``g`` (and at least one non-clicked document).
 - ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Li et al. (2022) Eq. 4 prints
-  ``nPRF_m`` twice; the group-specific reading is meant).  Computed through the identity
-  ``PD = mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
+  ``nPRF_m`` twice; the group-specific reading is meant), computed as
+  ``mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
 - ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (Li et al. (2022) §3.2.2, the unnumbered
-  equation after Eq. 4), the squared Welch t-statistic, with the population variances
+  equation after Eq. 4), the squared Welch t-statistic with the population variances
   ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
   ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
-  (``form="printed"`` computes it, for comparison only).
+  (``form="printed"``, for comparison only).
 
-Score normalisation into ``[0, 1]`` (PRF only depends on the order within a query; nPRF depends
-on the values, so the choice matters and is explicit):
-
-- ``"min_max"`` (default): per query, ``(s − min_q) / (max_q − min_q)``; a query whose scores are
-  all equal gets ``R = 1`` for every document (all of them are the maximum).
-- ``"sigmoid"``: ``1 / (1 + exp(−s))`` for every score, the same map for all queries (suits
-  logits of a cross-encoder).  In float64 it saturates to exactly 1.0 above ``s ≈ 37``, and
-  ties count as wins, so PRF is no longer order-only for such scores (BM25 scores on MS MARCO
-  can exceed 37): use ``min_max`` for unbounded scores.
-- ``"none"``: scores are used as they are and must already lie in ``[0, 1]``.
+Scores are mapped into ``[0, 1]`` (nPRF depends on the values, PRF only on the order):
+``"min_max"`` (default) per query, ``R = 1`` for all of a query whose scores are equal;
+``"sigmoid"`` for all queries (logits), which in float64 saturates to exactly 1.0 above
+``s ≈ 37``, and ties count as wins, so PRF is then no longer order-only (BM25 scores on MS MARCO
+can exceed 37: use ``min_max`` for unbounded scores); ``"none"``: scores already in ``[0, 1]``.
 """
 
 from __future__ import annotations
@@ -59,14 +49,9 @@ import pandas as pd
 from rankbias.metrics.validation import check_choice
 
 __all__ = [
-    "GROUP_LABELS",
-    "bias_labels",
-    "delta_a_prf",
-    "normalise_scores",
-    "pairwise_difference",
-    "pairwise_ranking_fairness",
-    "t_statistic_squared",
-]
+    "GROUP_LABELS", "bias_labels", "delta_a_prf", "normalise_scores", "pairwise_difference",
+    "pairwise_ranking_fairness", "t_statistic_squared",
+]  # fmt: skip
 
 Normalisation = Literal["min_max", "sigmoid", "none"]
 

@@ -22,6 +22,7 @@ from rankbias.errors import InputError
 __all__ = [
     "as_array",
     "check_choice",
+    "check_ranked",
     "check_list_lengths",
     "check_values",
     "check_targets",
@@ -62,6 +63,16 @@ def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
             f"(the matrix holds {width} position(s) per list)"
         )
     return lengths
+
+
+def check_ranked(values, name: str, list_lengths, ndim: int, non_negative: bool = False):
+    """``(array, lengths, valid)`` of a padded ``(n_queries, K, …)`` input: ``ndim`` dimensions,
+    list lengths in ``0…K``, finite (and ``non_negative``) values at the real positions."""
+    array = as_array(values, name, ndim)
+    lengths = check_list_lengths(list_lengths, array.shape[0], array.shape[1])
+    valid = np.arange(array.shape[1])[None, :] < lengths[:, None]
+    check_values(array, name, valid, non_negative=non_negative)
+    return array, lengths, valid
 
 
 def check_values(
