@@ -112,12 +112,8 @@ def _prepared(scores, step: int, variance: str, include_full: bool):
 
 
 def cut_points(n: int, *, step: int = 1, include_full: bool = False) -> np.ndarray:
-    """The prefix lengths ``i`` that enter DCV for a list of ``n`` documents.
-
-    ``i ∈ {step, 2·step, …}`` with ``2 ≤ i < n``, plus ``i = n`` when ``include_full`` and ``n``
-    is a multiple of ``step`` (the released code's ``range(step, n + include_full, step)`` with
-    ``k > 1``).
-    """
+    """The prefix lengths ``i ∈ {step, 2·step, …}``, ``2 ≤ i < n`` (``≤ n`` with
+    ``include_full``) that enter DCV: the released ``range(step, n + include_full, step)``."""
     _check_options(step, "prefix")
     points = np.arange(step, n + 1 if include_full else n, step, dtype=np.int64)
     return points[points >= 2]
@@ -154,11 +150,8 @@ def dcv(
 
 
 def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, record_choices=False):
-    """Min and max DCV over all orderings by DP over subsets (see the module docstring).
-
-    Returns ``(min, max, choice_min, choice_max)``; the choice tables (the document placed last
-    in the best ordering of each set) are ``None`` unless ``record_choices``.
-    """
+    """``(min, max, choice_min, choice_max)`` of DCV by DP over subsets; the choice tables (the
+    document placed last in the best ordering of each set) only with ``record_choices``."""
     n = array.size
     if n > MAX_EXACT_N:
         needed = 33 * (1 << n) / 2**30  # measured peak: ~0.55 GB at n = 24
@@ -249,12 +242,9 @@ def dcv_bounds(
     include_full: bool = False,
     algorithm: Literal["auto", "subset_dp", "rearrangement"] = "auto",
 ) -> tuple[float, float]:
-    """``(min, max)`` of :func:`dcv` over all orderings of ``scores``, computed exactly.
-
-    ``"prefix"``: dynamic programme over the ``2^n`` subsets (``O(n·2^n)``; at most
-    :data:`MAX_EXACT_N` scores).  ``"global"``: rearrangement inequality (``O(n log n)``, any
-    ``n``); ``algorithm="subset_dp"`` forces the DP for it too.
-    """
+    """``(min, max)`` of :func:`dcv` over all orderings of ``scores``, exactly: a DP over subsets
+    for ``"prefix"`` (at most :data:`MAX_EXACT_N` scores), the rearrangement inequality for
+    ``"global"`` (any ``n``; ``algorithm="subset_dp"`` forces the DP for it too)."""
     array, weights = _prepared(scores, step, variance, include_full)
     check_choice("algorithm", algorithm, ("auto", "subset_dp", "rearrangement"))
     if algorithm == "rearrangement" and variance != "global":
@@ -278,12 +268,9 @@ def extreme_orderings(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Index orderings ``(most_biased, most_balanced)`` of ``scores``.
-
-    ``scores[most_biased]`` attains the minimum DCV (Duo = 1) and ``scores[most_balanced]`` the
-    maximum DCV (Duo = 0) — the two orders the SEME study showed its participants.  Ties between
-    equally good orderings are broken deterministically (lowest document index first found).
-    """
+    """Index orderings ``(most_biased, most_balanced)`` of ``scores``: minimum DCV (Duo = 1) and
+    maximum DCV (Duo = 0), the two orders the SEME study showed its participants; ties are
+    broken deterministically (lowest document index first found)."""
     array, weights = _prepared(scores, step, variance, include_full)
     if variance == "global":
         return _rearrangement_orders(array, weights)
@@ -298,14 +285,10 @@ def duo(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> float:
-    """Duo of ``scores`` (polarisation scores in rank order), exactly normalised.
-
-    ``1 − (DCV − min DCV)/(max DCV − min DCV)`` over all orderings of the same scores;
-    1 = most biased order, 0 = most balanced, 0.5 when every ordering has the same DCV (e.g.
-    fewer than three documents with ``include_full=False``).  Values within a relative
-    ``1e-12`` of a bound are reported as exactly 1 or 0 (round-off between the DP's and the
-    direct sum's order of additions).
-    """
+    """Duo of ``scores`` (polarisation scores in rank order), exactly normalised over all
+    orderings: 1 = most biased, 0 = most balanced, 0.5 when every ordering has the same DCV
+    (e.g. fewer than three documents without ``include_full``).  Within a relative ``1e-12`` of
+    a bound (round-off between the DP's and the direct sum's additions): exactly 1 or 0."""
     options = {"step": step, "variance": variance, "include_full": include_full}
     low, high = dcv_bounds(scores, **options)
     value = dcv(scores, **options)
@@ -329,17 +312,13 @@ def duo_sampled(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> float:
-    """Duo normalised the way the authors' released code does it (``Duo.update_Z``).
+    """Duo normalised as the authors' released code does it (``Duo.update_Z``).
 
-    For ``n ≤ exhaustive_max_n`` (8) every ordering is enumerated (``itertools.permutations``),
-    so the value equals :func:`duo` up to round-off.  Above that, ``n_samples`` (40,320) random
-    orderings, drawn independently with replacement, give the min and max; the ranking's own
-    DCV may fall outside them, and then the value lies outside ``[0, 1]`` (not clipped, as in
-    the released code).  0.5 when the sampled max equals the sampled min up to a relative
-    ``1e-12`` (the released code compares exactly, so where every ordering has mathematically
-    the same DCV its value is decided by round-off).  The random stream is
-    ``numpy.random.default_rng(seed)``, not the released code's global ``np.random`` state, so
-    individual draws differ while the procedure is the same.
+    Every ordering for ``n ≤ exhaustive_max_n`` (equal to :func:`duo` up to round-off), else
+    the min and max of ``n_samples`` random orderings drawn with replacement: the value may lie
+    outside ``[0, 1]`` (not clipped, as released).  0.5 when the sampled max equals the min up
+    to a relative ``1e-12`` (the released code compares exactly).  Draws come from
+    ``numpy.random.default_rng(seed)``, not the released global ``np.random`` state.
     """
     array, weights = _prepared(scores, step, variance, include_full)
     if n_samples < 1:
@@ -370,12 +349,9 @@ def duo_direction(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> int:
-    """Direction (+1 / −1) of a ranking's bias, App. A.2.
-
-    ``sgn`` of ``DCV⁺ = Σ_i sgn({p_1..p_i}) u(i)/log2(i)`` over the cut points, with
-    ``sgn(A) = +1`` iff more than half of ``A`` is positive; ``DCV⁺ ≤ 0`` gives −1 (the set
-    ``{DCV⁺}`` has no positive majority).  See the module docstring for what this cannot see.
-    """
+    """Direction (+1 / −1) of a ranking's bias, App. A.2: ``sgn`` of
+    ``DCV⁺ = Σ_i sgn({p_1..p_i}) u(i)/log2(i)`` over the cut points, ``sgn(A) = +1`` iff more
+    than half of ``A`` is positive; ``DCV⁺ ≤ 0`` gives −1 (see the module docstring)."""
     array, weights = _prepared(scores, step, variance, include_full)
     utilities = _prefix_utilities(array[None, :], variance, float(array.mean()))[0]
     share_positive = np.cumsum(array > 0) / np.arange(1, array.size + 1)
@@ -403,14 +379,11 @@ def orientation_signed_duo(
     variance: Variance = "prefix",
     include_full: bool = False,
 ) -> float:
-    """The released SEME script's signed Duo: unsigned Duo times the PCA axis orientation.
-
-    ``perspective_one_scores`` are the scores, on the same axis, of the fit set's documents
-    labelled perspective 1.  Orientation = −1 if fewer than half of them are positive, else +1
-    (``seme_experiment.py``: ``sign = -1 if sum(gt)/len(gt) < 0.5``).  It says which end of the
-    axis perspective 1 lies on, not which perspective the ranking favours; compare
-    :func:`signed_duo`.
-    """
+    """The released SEME script's signed Duo: unsigned Duo times the PCA axis orientation, −1
+    if fewer than half of ``perspective_one_scores`` (the fit set's perspective-1 documents on
+    the same axis) are positive, else +1 (``seme_experiment.py``:
+    ``sign = -1 if sum(gt)/len(gt) < 0.5``): where perspective 1 lies, not which perspective the
+    ranking favours (compare :func:`signed_duo`)."""
     reference = _as_scores(perspective_one_scores, "perspective_one_scores")
     orientation = -1 if np.mean(reference > 0) < 0.5 else 1
     return orientation * duo(scores, step=step, variance=variance, include_full=include_full)
@@ -428,13 +401,10 @@ def _as_matrix(values, name: str) -> np.ndarray:
 
 
 def spurious_direction(distractor_a, distractor_b) -> np.ndarray:
-    """Unit axis of spurious correlation, App. A.5: ``b = mean(a) − mean(b)``, normalised.
-
-    ``distractor_a`` / ``distractor_b`` are the embeddings (rows) of the distractor documents
-    written in the style of perspective 1 / 2.  The released code L2-normalises each distractor
-    embedding before averaging and does not normalise ``b`` (so its ``x − ⟨x,b⟩b`` is a
-    projection only when ``|b| = 1``); pass normalised embeddings to follow the first habit.
-    """
+    """Unit axis of spurious correlation, App. A.5: ``b = mean(a) − mean(b)``, normalised, from
+    the embeddings (rows) of distractor documents in the style of perspective 1 / 2.  The
+    released code L2-normalises each distractor embedding first (pass normalised embeddings to
+    follow it) and not ``b`` (so its ``x − ⟨x,b⟩b`` is a projection only when ``|b| = 1``)."""
     first = _as_matrix(distractor_a, "distractor_a")
     second = _as_matrix(distractor_b, "distractor_b")
     if first.shape[1] != second.shape[1]:
@@ -450,17 +420,11 @@ def spurious_direction(distractor_a, distractor_b) -> np.ndarray:
 
 
 def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) -> np.ndarray:
-    """Polarisation scores of the ranked documents: projection on a 1-component PCA axis.
-
-    ``embeddings``: ``(n, d)`` embeddings of the ranked documents, in rank order.
-    ``fit_embeddings``: ``(m, d)`` embeddings the PCA is fitted on (the query's perspective
-    documents); default: ``embeddings`` themselves.  ``remove_direction``: a ``(d,)`` vector
-    (normalised here) whose component is removed from every embedding before the fit (App. A.5,
-    see :func:`spurious_direction`).
-
-    Returns ``p_j = (x_j − μ_fit) · v`` with ``v`` the first right singular vector of the centred
-    fit set, signed so that its largest-magnitude loading is positive.
-    """
+    """Polarisation scores ``p_j = (x_j − μ_fit) · v`` of the ranked documents' ``(n, d)``
+    ``embeddings``, ``v`` the first right singular vector of the centred fit set, signed so
+    that its largest-magnitude loading is positive.  ``fit_embeddings``: ``(m, d)`` (the
+    query's perspective documents; default the ``embeddings``); ``remove_direction``: a
+    ``(d,)`` vector whose component is removed from every embedding first (App. A.5)."""
     ranked = _as_matrix(embeddings, "embeddings")
     fit = ranked if fit_embeddings is None else _as_matrix(fit_embeddings, "fit_embeddings")
     if fit.shape[1] != ranked.shape[1]:
@@ -500,15 +464,11 @@ def polarisation_accuracy(
     method: Literal["best_sign", "per_group_majority"] = "best_sign",
 ) -> float:
     """Share of documents whose score sign matches their perspective label (Ziems et al. (2024),
-    Table 2).
-
-    ``labels``: one of at most two distinct values per document. ``"best_sign"`` (default; the
-    book's Conventions page, section "Duo"): the better of "positive = first label, negative =
-    second" and its swap; a score of exactly 0 is right under neither.
-    ``"per_group_majority"``: the released ``metric_validation.py`` — each label group counts
-    ``max(#positive, #negative)`` separately, so both groups may claim the same side; it is never
-    below ``"best_sign"``.
-    """
+    Table 2); ``labels``: at most two distinct values.  ``"best_sign"`` (default; the book's
+    Conventions page, section "Duo"): the better of "positive = first label" and its swap (a
+    score of 0 is right under neither); ``"per_group_majority"``: the released
+    ``metric_validation.py``, each group counting ``max(#positive, #negative)`` separately
+    (never below ``"best_sign"``)."""
     values = _as_scores(scores)
     label_array = np.asarray(labels)
     if label_array.shape != values.shape:

@@ -1,11 +1,10 @@
 """Ranked lists as padded matrices, position discounts and cut-off indexing.
 
-Shared by the metric kernels. A batch of ranked lists is a matrix ``(n_queries, K)`` whose row ``i``
-holds the first ``K`` entries of query ``i``'s list (document rows, or a per-document value gathered
-through them) and ``list_lengths[i]`` says how many of them are real; the rest is padding. the
-book's Conventions page, section "Ranked lists and cut-offs": a cutoff ``k`` keeps the first ``k``
-documents and a list shorter than ``k`` is used as it is, so every measure at cutoff ``k`` reads
-position ``min(k, length) - 1`` of a cumulative sum — all cutoffs come from one pass.
+Row ``i`` of a ``(n_queries, K)`` matrix holds the first ``K`` entries of query ``i``'s list
+(document rows, or values gathered through them), ``list_lengths[i]`` of them real, the rest
+padding.  A cutoff ``k`` keeps the first ``k`` documents, a shorter list is used as it is (the
+book's Conventions page, section "Ranked lists and cut-offs"), so a measure at cutoff ``k``
+reads position ``min(k, length) - 1`` of a cumulative sum: all cutoffs in one pass.
 """
 
 from __future__ import annotations

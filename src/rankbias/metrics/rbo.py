@@ -2,32 +2,23 @@ r"""Rank-biased overlap (Webber, Moffat & Zobel, *A Similarity Measure for Indef
 ACM TOIS 28(4), 2010; ``webber2010rbo``), used for CRBO (Abolghasemi et al. (2024),
 §5(iii)).
 
-Definition
-----------
 For rankings ``S`` and ``T`` (items unique within each), the overlap at depth ``d`` is
-``X_d = |S_{:d} ∩ T_{:d}|`` and the agreement ``A_d = X_d / d``.  RBO with persistence ``p`` is
+``X_d = |S_{:d} ∩ T_{:d}|``, the agreement ``A_d = X_d / d``, and
+``RBO(S, T, p) = (1 − p) Σ_{d≥1} p^{d−1} A_d`` on infinite rankings.  On finite prefixes
+(``variant=``):
 
-.. math::  \mathrm{RBO}(S, T, p) = (1 - p) \sum_{d \ge 1} p^{d-1} A_d ,
-
-defined on infinite rankings; on finite prefixes three quantities are reported (``variant=``):
-
-- ``"ext"`` (default; Webber Eq. 32, which reduces to Eq. 30 for equal lengths): the
-  extrapolation that assumes the agreement seen so far continues.  Lists of different lengths
-  ``s < l`` are handled: for ``s < d ≤ l`` the unseen items of the short list are assumed to match
-  at the rate ``X_s / s``:
+- ``"ext"`` (default; Webber Eq. 32, Eq. 30 for equal lengths): the extrapolation that assumes
+  the agreement seen so far continues; for lists of lengths ``s < l`` the unseen items of the
+  short list match at the rate ``X_s / s``:
 
   .. math::  \mathrm{RBO_{ext}} = \frac{1-p}{p}\Big(\sum_{d=1}^{l} \frac{X_d}{d} p^d
        + \sum_{d=s+1}^{l} \frac{X_s (d-s)}{s\,d} p^d\Big)
        + \Big(\frac{X_l - X_s}{l} + \frac{X_s}{s}\Big) p^l
 
   Identical lists give exactly 1, disjoint lists 0.
-- ``"min"`` (Eq. 11): the lower bound — no unseen item ever matches.
-- ``"res"`` (Eq. 13): the residual, the width of the interval ``[min, min + res]`` in which the
-  full RBO lies (every unseen position matches as early as possible).
-
-``"min"`` and ``"res"`` are implemented for lists evaluated to the same depth only; for lists
-of different lengths pass ``depth=`` no larger than the shorter list (a ValueError says so).
-``depth=k`` truncates both lists to their first ``k`` items first.
+- ``"min"`` (Eq. 11): the lower bound, no unseen item ever matches; ``"res"`` (Eq. 13): the
+  residual, the width of ``[min, min + res]`` in which the full RBO lies.  Both need lists
+  evaluated to the same depth (pass ``depth=`` no larger than the shorter list).
 """
 
 from __future__ import annotations

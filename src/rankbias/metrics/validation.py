@@ -1,14 +1,10 @@
-"""Checks of the array inputs of the metric kernels.
+"""Checks of the array inputs of the metric kernels (padded matrices, :mod:`.ranked`).
 
-The kernels take padded matrices (:mod:`rankbias.metrics.ranked`): row ``i`` holds query ``i``'s
-list in its first ``list_lengths[i]`` positions and padding after.  A wrong shape, a list
-length outside ``0…width``, a NaN or infinite value, or a negative count among the real
-positions would not fail by itself: it would give a number that looks valid (a NaN count read
-as "no group terms" is a perfectly fair document).  These checks refuse such input with an
-:class:`~rankbias.errors.InputError` (a ``ValueError``) naming the argument, the position and
-what was expected.  Padding positions are not checked: callers may pad with anything.
-Undefined *results* (an empty list, a zero normaliser) are not input errors; the kernels return
-NaN for them.
+A wrong shape, a list length outside ``0…width``, or a NaN, infinite or negative count at a real
+position would give a number that looks valid (a NaN count read as "no group terms" is a fair
+document), so it is an :class:`~rankbias.errors.InputError` (a ``ValueError``) naming the
+argument, the position and what was expected.  Padding is not checked.  Undefined *results*
+(an empty list, a zero normaliser) are not input errors: the kernels return NaN.
 """
 
 from __future__ import annotations
