@@ -2,16 +2,13 @@ r"""Duo: Discounted Uniformity of Opinions (Ziems et al., *Measuring and Address
 Bias in Information Retrieval*, 2024: ``ziems2024indexical`` §4.2, Eq. 1, 2, 5, 6; App. A.2,
 A.5).  Choices: the book's Conventions page, section "Duo".
 
-Each ranked document has a *polarisation score* ``p_j`` (:func:`polarisation_scores`).  The
-utility of the prefix of length ``i`` is ``u(i) = (1/i) Σ_{j≤i} (p_j − c)²`` with centre ``c``
-the prefix's own mean (``variance="prefix"``, default: ``numpy.var`` of the prefix, as the
-released code ``batch[:, :k].var(axis=1)`` in ``src/metrics/duo.py`` of SALT-NLP/pair) or the
-mean of all ``n`` scores (``"global"``, as printed in the paper's Eq. 5).  The discounted
-cumulative variance is ``DCV = Σ_i u(i) / log2 i`` over the cut points ``i ∈ {s, 2s, …}``
-(step ``s``, default 1) with ``2 ≤ i < n``: ``i = 1`` never counts (``1/log2 1`` is undefined),
-and ``i = n`` only with ``include_full=True`` when ``s`` divides ``n`` (the released
-``range(step, n + int(count_full_ranking), step)``); ``u(n)`` is the same for every ordering.
-Duo is one minus the min–max normalised DCV over all orderings ``π`` (paper Eq. 2 and 6),
+Each ranked document has a polarisation score ``p_j``.  The utility of the prefix of length
+``i`` is ``u(i) = (1/i) Σ_{j≤i} (p_j − c)²``, ``c`` the prefix's own mean (``variance="prefix"``,
+default: ``numpy.var`` of the prefix, as the released code ``batch[:, :k].var(axis=1)`` in
+``src/metrics/duo.py`` of SALT-NLP/pair) or the mean of all ``n`` scores (``"global"``, the
+paper's Eq. 5).  ``DCV = Σ_i u(i) / log2 i`` over the cut points ``i ∈ {s, 2s, …}``,
+``2 ≤ i < n`` (:func:`cut_points`), and Duo is one minus the min–max normalised DCV over all
+orderings ``π`` (paper Eq. 2 and 6):
 
 .. math::  \mathrm{Duo} = 1 - \frac{\mathrm{DCV} - \min_\pi \mathrm{DCV}}
                                   {\max_\pi \mathrm{DCV} - \min_\pi \mathrm{DCV}}
@@ -19,38 +16,27 @@ Duo is one minus the min–max normalised DCV over all orderings ``π`` (paper E
 1 = the most biased order (low variance early), 0 = the most balanced; 0.5 when every ordering
 gives the same DCV (0/0, undefined in the paper; the released code's convention).
 
-Exact normalisation (the released code enumerates all ``n!`` orderings for ``n ≤ 8`` and
-otherwise samples 40,320, an estimate that can leave Duo outside ``[0, 1]``; see
-:func:`duo_sampled`):
+The bounds are exact (the released code enumerates all ``n!`` orderings for ``n ≤ 8``, else
+samples 40,320: :func:`duo_sampled`).  ``"prefix"``: ``u(i)`` depends only on the *set* of the
+first ``i`` documents, so ``best(S) = w(|S|) u(S) + max_{j ∈ S} best(S \ {j})`` (``w(i) =
+1/log2 i`` at cut points, else 0): a DP over the ``2^n`` subsets, ``O(n 2^n)`` time, about
+``17 · 2^n`` bytes; on one core (``bench/duo_bench.py``) n = 16 takes ~0.02 s, n = 20
+~0.3–0.4 s, n = 22 ~2.5 s, n = 24 ~12 s and ~0.55 GB: the limit :data:`MAX_EXACT_N`.
+``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` with ``q_j = (p_j − p̄)²`` and ``c_j = Σ_{cut i ≥ j}
+w(i)/i``, so the rearrangement inequality gives both extremes in ``O(n log n)``.
 
-- ``"prefix"``: ``u(i)`` depends only on the *set* of the first ``i`` documents, so
-  ``best(S) = w(|S|) u(S) + max_{j ∈ S} best(S \ {j})`` with ``w(i) = 1/log2 i`` at cut points,
-  0 elsewhere: a DP over the ``2^n`` subsets, one popcount layer at a time, ``O(n 2^n)`` time and
-  about ``17 · 2^n`` bytes.  Measured on one core (``bench/duo_bench.py``): n = 16 in ~0.02 s,
-  n = 20 in ~0.3–0.4 s, n = 22 in ~2.5 s, n = 24 in ~12 s with a peak of ~0.55 GB; the limit is
-  :data:`MAX_EXACT_N` (24).
-- ``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` with ``q_j = (p_j − p̄)²`` and position weights
-  ``c_j = Σ_{cut i ≥ j} w(i)/i``; by the rearrangement inequality the extremes pair the sorted
-  ``q`` with the sorted ``c``: exact in ``O(n log n)`` for any ``n`` (``algorithm="subset_dp"``
-  gives the same numbers).
-
-Signed Duo (App. A.2): ``sgn(A) = +1`` if more than half of the scores in ``A`` are positive,
-else ``−1`` (the printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant; the released
-``Duo.sign`` uses ``−1``).  As the released code meant it
-(``sign(Duo_raw_batch(batch, use_sign=True))``), the direction is ``sgn`` of
-``DCV⁺ = Σ_i sgn({p_1..p_i}) u(i)/log2 i`` and :func:`signed_duo` is that direction times
-:func:`duo`.  A one-sided prefix (variance 0) contributes nothing; a prefix with exactly half
-positive scores counts as ``−1``, so negating all scores flips the direction only when no
-counted prefix is tied and no score is 0.  The released SEME script
-(``src/experiments/seme_experiment.py``) instead multiplies Duo by the orientation of the PCA
-axis (:func:`orientation_signed_duo`); in the released ``Duo_batch_`` the sign only reaches the
-output in the degenerate ``max = min`` branch.
+Signed Duo (App. A.2): ``sgn(A) = +1`` if more than half of ``A`` is positive, else ``−1`` (the
+printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant; the released ``Duo.sign`` uses ``−1``).
+As the released code meant it (``sign(Duo_raw_batch(batch, use_sign=True))``), the direction is
+``sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i)``: one-sided prefixes (variance 0) count for nothing and
+a tied prefix counts ``−1``, so negating all scores flips it only when no counted prefix is tied
+and no score is 0.  The released SEME script (``src/experiments/seme_experiment.py``) instead
+multiplies Duo by the PCA axis orientation (:func:`orientation_signed_duo`); in the released
+``Duo_batch_`` the sign only reaches the output in the degenerate ``max = min`` branch.
 
 Polarisation scores (§4.2, App. A.5) and accuracy (§5.1, Table 2): a one-component PCA (NumPy
-SVD of the centred fit set), ``p_j = (x_j − μ_fit) · v``, with the axis signed so that its
-largest-magnitude loading is positive (first on ties; scikit-learn's
-``svd_flip(..., u_based_decision=False)``).  ``remove_direction=b`` replaces every embedding by
-``x − ⟨x, b̂⟩ b̂`` first (:func:`spurious_direction`).
+SVD of the centred fit set), its axis signed as scikit-learn's
+``svd_flip(..., u_based_decision=False)``.
 """
 
 from __future__ import annotations

@@ -3,38 +3,31 @@ r"""rND and rKL: normalised discounted group-fairness measures of a ranking (Yan
 maximum; restated with a min–max normaliser in Ziems et al. (2024), Eq. 1–4).
 
 ``protected`` marks, in rank order, which of the ``N`` items are protected (in Ziems et al.
-(2024): the documents of one perspective); ``P`` of them are.  At the cut points
-``i ∈ {s, 2s, …}, i ≤ N`` (step ``s``; Yang & Stoyanovich use ``s = 10``, the Pair code
-``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P/N``, the utility is
-
-- rND: ``|P_i − P_N|`` (Ziems et al. (2024) Eq. 3 lacks the absolute value bars that the
-  original and the released code have);
-- rKL: ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) = P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))``
-  (Ziems et al. (2024) Eq. 4, parentheses misplaced by the extraction), ``0 · log 0 = 0``; the
-  public implementation (FairRank ``calculaterKL``, used by Pair) replaces a prefix share of
-  exactly 0 *or 1* by 0.001: ``kl_smoothing="fairrank"``.
+(2024): the documents of one perspective), ``P`` of them.  At the cut points ``i ∈ {s, 2s, …},
+i ≤ N`` (Yang & Stoyanovich use ``s = 10``, the Pair code ``s = 1``), with ``P_i`` the protected
+share of the top ``i`` and ``P_N = P/N``, the utility is ``|P_i − P_N|`` for rND (Ziems et al.
+(2024) Eq. 3 lacks the absolute value bars of the original and the released code) and
+``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) = P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))`` for rKL
+(Ziems et al. (2024) Eq. 4, parentheses misplaced by the extraction), ``0 · log 0 = 0``;
+``kl_smoothing="fairrank"`` replaces a prefix share of exactly 0 *or 1* by 0.001 as the public
+implementation does (FairRank ``calculaterKL``, used by Pair).
 
 The raw value ``Σ_i u(i) · d(i)`` is normalised over all orderings with the same ``N`` and ``P``
-(``normalisation=``; the book's Conventions page, section "rND and rKL: normalisation"):
+(the book's Conventions page, section "rND and rKL: normalisation"): ``"max"`` (default; Yang &
+Stoyanovich's normaliser ``Z``, and their implementation's) gives ``raw / Z``, 1 = the most
+unfair ordering, 0 only when every cut point's share equals ``P_N``, so **0 does not mean "the
+fairest ordering"** (of 3 items with 1 protected, the fairest ordering scores ``0.568`` in rND
+and ``0.390`` in rKL); ``"min_max"`` gives ``(raw − min) / (max − min)`` (Ziems et al. (2024)
+Eq. 2, which they apply to rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser), 0 = a
+fairest ordering, NaN when every ordering has the same raw value.  Both are exact: the raw value
+depends only on the protected counts of the prefixes, a lattice path from ``(0, 0)`` to
+``(N, P)``, whose longest and shortest paths a DP finds in ``O(N · P)`` (the public
+implementation estimates ``Z`` from 20 random "unfair" rankings; Ziems et al. 2024 inherit
+that).  ``P = 0`` or ``P = N``: NaN.
 
-- ``"max"`` (default; Yang & Stoyanovich's normaliser ``Z`` and their implementation's):
-  ``raw / Z``, 1 = the most unfair ordering; 0 only when every cut point's share equals ``P_N``,
-  so **0 does not mean "the fairest ordering"** (with ``step=1``, the default discount and
-  ``0 < P < N`` no ordering scores 0: of 3 items with 1 protected, the fairest ordering scores
-  ``0.568`` in rND and ``0.390`` in rKL);
-- ``"min_max"``: ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, which they apply to
-  rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser): 0 = a fairest ordering, 1 = a
-  most unfair one; NaN when every ordering has the same raw value.
-
-Discount: the paper's ``1/log2 i`` (``i = 10, 20, …``) is undefined at ``i = 1``; the public
-implementation (FairRank ``calculateNDFairness``) divides by ``log2(i + 1)``, the book's
-position discount: the default ``discount="log2(i+1)"``; ``"log2(i)"`` skips ``i = 1`` (as Duo).
-
-Exact normaliser: the raw value depends on an ordering only through the protected counts of its
-prefixes, a lattice path from ``(0, 0)`` to ``(N, P)``; ``Z`` is the longest path and the
-minimum the shortest, a DP in ``O(N · P)`` (the public implementation estimates ``Z`` from 20
-random "unfair" rankings; Ziems et al. 2024 inherit that).  ``P = 0`` or ``P = N``: every
-ordering scores 0 and the normalised measure is NaN.
+Discount: the paper's ``1/log2 i`` is undefined at ``i = 1``; the public implementation
+(FairRank ``calculateNDFairness``) divides by ``log2(i + 1)``, the book's position discount and
+the default; ``discount="log2(i)"`` skips ``i = 1`` (as Duo).
 """
 
 from __future__ import annotations
