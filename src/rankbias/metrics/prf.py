@@ -17,8 +17,7 @@ non-clicked documents:
    \mathrm{nPRF}_g = \Big(\frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
        R_j^2\, \mathbb 1[R_j \ge R_k]\Big)^{1/2}
 
-Both are NaN when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0 belong to
-neither group and are not "non-clicked" either.
+Both are NaN when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0 are in neither.
 
 - ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
   clicked document of group ``g`` (and at least one non-clicked document).
@@ -60,10 +59,8 @@ GROUP_LABELS = {"m": 1, "f": -1}
 
 
 def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
-    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8).
-
-    Magnitudes must be finite: a NaN would otherwise give the label 0 (a neutral document).
-    """
+    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8); magnitudes must be
+    finite (a NaN would give the label 0, a neutral document)."""
     male = np.asarray(male_magnitude, dtype=float)
     female = np.asarray(female_magnitude, dtype=float)
     if male.shape != female.shape:
@@ -127,14 +124,10 @@ def pairwise_ranking_fairness(
     *,
     normalisation: Normalisation = "min_max",
 ) -> pd.DataFrame:
-    """PRF_g and nPRF_g per query and group, vectorised over all queries.
-
-    Inputs are tidy, one entry per (query, retrieved document): ``qid``, raw ``score``,
-    ``clicked`` (bool) and bias ``label`` (−1/0/+1, see :func:`bias_labels`).  Returns one row
-    per (qid, group ∈ {"m", "f"}) with ``n_clicked`` (= ``n_1^g``), ``n_non_clicked`` (= ``n_0``),
-    ``prf`` and ``nprf``; both NaN where undefined (no clicked document of the group, or no
-    non-clicked document).
-    """
+    """PRF_g and nPRF_g per query and group from tidy inputs, one entry per (query, retrieved
+    document): ``qid``, raw ``score``, ``clicked`` and bias ``label`` (−1/0/+1).  One row per
+    (qid, group ∈ {"m", "f"}) with ``n_clicked`` (``n_1^g``), ``n_non_clicked`` (``n_0``),
+    ``prf`` and ``nprf`` (NaN where undefined)."""
     qids = np.asarray(qid)
     values = np.asarray(score, dtype=float)
     clicks = np.asarray(clicked)
@@ -204,9 +197,8 @@ def _group_values(table: pd.DataFrame, column: str, group: str) -> np.ndarray:
 
 
 def delta_a_prf(table: pd.DataFrame) -> float:
-    """``|ΔA-PRF|``: |mean PRF_m over T_m − mean PRF_f over T_f| from a
-    :func:`pairwise_ranking_fairness` table (undefined rows are the queries outside ``T_g``).
-    NaN if either group has no defined query."""
+    """``|ΔA-PRF|`` from a :func:`pairwise_ranking_fairness` table (its undefined rows are the
+    queries outside ``T_g``); NaN if either group has no defined query."""
     male = _group_values(table, "prf", "m")
     female = _group_values(table, "prf", "f")
     if male.size == 0 or female.size == 0:
@@ -237,13 +229,10 @@ def t_statistic_squared(
     ddof: int = 0,
     form: Literal["standard", "printed"] = "standard",
 ) -> float:
-    """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t).
-
-    ``ddof=0``: population variances, as Li et al. (2022) define them; ``ddof=1`` gives the usual
-    sample-variance Welch statistic.  ``form="printed"`` returns Li et al. (2022)'s printed
-    ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both variances are 0
-    (``inf`` if the means differ).
-    """
+    """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t), with population
+    variances (``ddof=0``, Li et al. (2022)) or sample variances (``ddof=1``); ``form="printed"``:
+    Li et al. (2022)'s printed ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both
+    variances are 0 (``inf`` if the means differ)."""
     male, female = _as_values(nprf_m, "nprf_m"), _as_values(nprf_f, "nprf_f")
     if min(male.size, female.size) <= ddof:
         raise ValueError(

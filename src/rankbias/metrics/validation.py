@@ -72,10 +72,7 @@ def check_ranked(values, name: str, list_lengths, ndim: int, non_negative: bool 
 
 
 def check_values(
-    array: np.ndarray,
-    name: str,
-    valid: np.ndarray | None = None,
-    non_negative: bool = False,
+    array: np.ndarray, name: str, valid: np.ndarray | None = None, non_negative: bool = False
 ) -> None:
     """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions.
 
