@@ -71,11 +71,8 @@ def neutrality(
 def fairr_at_cutoffs(
     omega_ranked: np.ndarray, list_lengths: np.ndarray, cutoffs: Sequence[int]
 ) -> np.ndarray:
-    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank.
-
-    ``list_lengths`` must lie in ``0…K`` and the neutralities of real positions be finite (an
-    :class:`~rankbias.errors.InputError` otherwise); an empty list gives NaN.
-    """
+    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank,
+    finite at the real positions (an :class:`~rankbias.errors.InputError` otherwise)."""
     omega, lengths, valid = check_ranked(omega_ranked, "omega_ranked", list_lengths, 2)
     gains = np.where(valid, omega, 0.0) * position_discount(omega.shape[1])[None, :]
     return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
@@ -84,12 +81,9 @@ def fairr_at_cutoffs(
 def ideal_fairr(
     background_omega: np.ndarray, background_lengths: np.ndarray, cutoffs: Sequence[int]
 ) -> np.ndarray:
-    """``IFaiRR@k(q, S_q)`` ``(n_queries, n_cutoffs)``: the best FaiRR of each background set.
-
-    ``background_omega`` is ``(n_queries, B)``, row ``i`` holding the neutralities of ``S_q``
-    in its first ``background_lengths[i]`` positions (any order); lengths in ``0…B`` and finite
-    neutralities there, as for :func:`fairr_at_cutoffs`.
-    """
+    """``IFaiRR@k(q, S_q)`` ``(n_queries, n_cutoffs)``: the best FaiRR of each background set,
+    row ``i`` of ``background_omega`` holding ``S_q``'s neutralities in its first
+    ``background_lengths[i]`` positions (any order; checked as for :func:`fairr_at_cutoffs`)."""
     omega, lengths, valid = check_ranked(
         background_omega, "background_omega", background_lengths, 2
     )
@@ -100,10 +94,8 @@ def ideal_fairr(
 
 
 def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
-    """``IFaiRR@k`` over the whole collection, one value per cutoff (the same for all queries).
-
-    ``omega`` is the 1-D array of every document's neutrality (finite values).
-    """
+    """``IFaiRR@k`` over the whole collection from every document's (finite) neutrality
+    ``omega``: one value per cutoff, the same for all queries."""
     omega = as_array(omega, "omega", 1)
     check_values(omega, "omega")
     k_max = min(int(max(cutoffs)), len(omega))

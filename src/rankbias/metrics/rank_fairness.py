@@ -228,14 +228,10 @@ def rnd(
     discount: Discount = "log2(i+1)",
     normalisation: Normalisation = "max",
 ) -> float:
-    """rND of a ranking, normalised over all orderings; 1 = the most unfair ordering.
-
-    ``normalisation="max"``: :func:`rnd_raw` divided by its exact maximum (the fairest ordering
-    scores above 0 unless some ordering matches ``P_N`` at every cut point);
-    ``"min_max"``: ``(raw − min)/(max − min)``, 0 = the fairest ordering.  ``protected``:
-    booleans in rank order.  NaN when all or none of the items are protected (every ordering
-    scores 0), and for ``"min_max"`` whenever every ordering scores the same.
-    """
+    """rND of ``protected`` (booleans in rank order), normalised over all orderings: 1 = the
+    most unfair; ``"max"``: :func:`rnd_raw` over its exact maximum (the fairest ordering scores
+    0 only if it matches ``P_N`` at every cut point), ``"min_max"``: 0 = the fairest.  NaN when
+    all or none of the items are protected, and for ``"min_max"`` when all orderings tie."""
     check_choice("normalisation", normalisation, ("max", "min_max"))
     flags = _as_protected(protected)
     maximum = rnd_max(flags.size, int(flags.sum()), step=step, discount=discount)
@@ -254,12 +250,8 @@ def rkl(
     kl_smoothing: Smoothing = "none",
     normalisation: Normalisation = "max",
 ) -> float:
-    """rKL of a ranking, normalised over all orderings; 1 = the most unfair ordering.
-
-    ``normalisation`` as for :func:`rnd` (``"max"``: the fairest ordering need not score 0;
-    ``"min_max"``: it scores 0).  ``protected``: booleans in rank order.  NaN when all or none
-    of the items are protected, and for ``"min_max"`` whenever every ordering scores the same.
-    """
+    """rKL of ``protected`` (booleans in rank order), normalised over all orderings as for
+    :func:`rnd` (1 = the most unfair); NaN in the same cases."""
     check_choice("normalisation", normalisation, ("max", "min_max"))
     flags = _as_protected(protected)
     options = {"step": step, "discount": discount, "kl_smoothing": kl_smoothing}

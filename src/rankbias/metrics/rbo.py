@@ -74,12 +74,6 @@ def _overlaps(first: list, second: list, depth: int) -> np.ndarray:
     return result
 
 
-def _tail_inverse(p: float, start: int) -> float:
-    """``Σ_{d > start} p^d / d`` = ``−ln(1 − p) − Σ_{d ≤ start} p^d / d``."""
-    head = sum(p**d / d for d in range(1, start + 1))
-    return -math.log1p(-p) - head
-
-
 def rbo(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
@@ -137,7 +131,8 @@ def rbo(
     f = int(2 * k - x_k)
     upper_head = sum(p ** (d - 1) * (2.0 - 2.0 * k / d) for d in range(k + 1, f + 1))
     full_tail = p**f / (1 - p)
-    lower_tail = x_k / p * _tail_inverse(p, f)
+    tail_inverse = -math.log1p(-p) - sum(p**d / d for d in range(1, f + 1))  # Σ_{d > f} p^d / d
+    lower_tail = x_k / p * tail_inverse
     return float((1 - p) * (upper_head + full_tail - lower_tail))
 
 

@@ -92,17 +92,12 @@ def term_exposure_family(
     cutoffs: Sequence[int],
     targets: Sequence[float] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Group exposure, ``p(g|q,k)``, RBDF, TED and TExFAIR (with and without RBDF).
-
-    ``group_counts_ranked``: ``(n_queries, K, n_groups)`` magnitudes ``M_g(d_r)`` by rank;
-    ``lengths_ranked``: ``(n_queries, K)`` document lengths ``|d_r|``; ``list_lengths``: real
-    documents per list (later positions are padding).  Counts and lengths must be finite and
-    non-negative at the real positions, list lengths in ``0…K``; anything else is an
-    :class:`~rankbias.errors.InputError` naming the position (a NaN count would otherwise read
-    as a document without group terms).  Returns ``"exposure"`` and ``"p"``
-    ``(n_queries, n_cutoffs, n_groups)``; ``"rbdf"``, ``"ted"``, ``"texfair"``, ``"ted_norbdf"``,
-    ``"texfair_norbdf"`` ``(n_queries, n_cutoffs)``.
-    """
+    """Group exposure and ``p(g|q,k)`` ``(n_queries, n_cutoffs, n_groups)``; ``"rbdf"``,
+    ``"ted"``, ``"texfair"``, ``"ted_norbdf"``, ``"texfair_norbdf"`` ``(n_queries, n_cutoffs)``,
+    from the ``(n_queries, K, n_groups)`` magnitudes ``M_g(d_r)`` and ``(n_queries, K)`` lengths
+    ``|d_r|`` by rank.  A list length outside ``0…K``, or a count or length that is not finite and
+    non-negative at a real position, is an :class:`~rankbias.errors.InputError` (a NaN would
+    read as no group terms)."""
     counts, lengths, valid, doc_len = _ranked_inputs(
         group_counts_ranked, "group_counts_ranked", list_lengths, lengths_ranked
     )
