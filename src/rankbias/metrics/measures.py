@@ -290,23 +290,24 @@ class MeasureRequest:
         """This request at cut-off ``cutoff`` (``None``: at the scorer's cut-offs)."""
         return replace(self, cutoff=None if cutoff is None else CUTOFF.check(cutoff))
 
-    def _shown(self) -> list[str]:
+    def _shown(self) -> str:
+        """``(key=value,…)``: the given parameters that differ from their defaults."""
         measure, given = self.measure, dict(self.given)
-        return [
+        shown = [
             f"{p.name}={p.show(given[p.name])}"
             for p in measure.parameters
             if p.name in given
             and p.name not in measure.label_parameters
             and given[p.name] != p.default
         ]
+        return f"({','.join(shown)})" if shown else ""
 
     @property
     def label(self) -> str:
         """The ``metric`` column: name plus the given parameters that differ from defaults."""
         measure = self.measure
         base = measure.label(self.parameters()) if measure.label else measure.name
-        shown = self._shown()
-        return base + (f"({','.join(shown)})" if shown else "")
+        return base + self._shown()
 
     @property
     def display(self) -> str:
@@ -316,9 +317,7 @@ class MeasureRequest:
         if measure.label_parameters:  # ARaB (tf): the values its label spells out
             values = self.parameters()
             base += f" ({','.join(str(values[p]) for p in measure.label_parameters)})"
-        shown = self._shown()
-        text = base + (f"({','.join(shown)})" if shown else "")
-        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        return base + self._shown() + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     def __str__(self) -> str:
         return self.label + (f"@{self.cutoff}" if self.cutoff is not None else "")
@@ -410,9 +409,8 @@ def get_measure(name: str) -> Measure:
 
 
 def higher_is(label: str) -> HigherIs | None:
-    """The direction of the registered measure ``label`` names (aliases, parameters and
-    ``@k`` allowed: ``arab_tf_f``, ``nfairr(tau=0)@10``); ``None`` when it names none (an
-    effectiveness measure such as ``nDCG@10``, or a column of the user's own)."""
+    """The direction of the registered measure ``label`` names (``arab_tf_f``,
+    ``nfairr(tau=0)@10``); ``None`` for any other label (``nDCG@10``, a column of the user's)."""
     try:
         return parse_measure(label).measure.higher_is
     except ValueError:
@@ -421,7 +419,7 @@ def higher_is(label: str) -> HigherIs | None:
 
 def display_name(label: str) -> str:
     """How the book writes the measure ``label`` names (``nfairr@10`` → ``NFaiRR@10``); any
-    other label (``nDCG@10``) as it is."""
+    other label as it is."""
     try:
         return parse_measure(label).display
     except ValueError:
@@ -516,8 +514,7 @@ def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
 
 
 def parse_measures(text: str) -> list[MeasureRequest]:
-    """A comma-separated list of measures (commas inside parameters are fine); an empty item
-    is an error."""
+    """A comma-separated list of measures (commas inside parameters are fine; no empty item)."""
     items = split_measure_list(text)
     if any(not item for item in items):
         raise ValueError(

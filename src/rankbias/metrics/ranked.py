@@ -41,10 +41,8 @@ def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.nda
 
 
 def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Read a cumulative ``(n_queries, K, ...)`` array at depth ``t'`` per query and cutoff.
-
-    Returns ``(n_queries, n_cutoffs, ...)``; entries with ``t' = 0`` (empty lists) are NaN.
-    """
+    """A cumulative ``(n_queries, K, ...)`` array read at depth ``t'`` per query and cutoff:
+    ``(n_queries, n_cutoffs, ...)``, NaN where ``t' = 0`` (empty lists)."""
     n_q = cumulative.shape[0]
     if cumulative.shape[1] == 0:
         shape = (n_q, depth.shape[1]) + cumulative.shape[2:]
@@ -56,10 +54,8 @@ def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
 
 
 def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> np.ndarray:
-    """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded.
-
-    Only the first ``width`` entries of each list are kept.
-    """
+    """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded; only
+    the first ``width`` entries of each list are kept."""
     offsets = np.asarray(offsets, dtype=np.int64)
     lengths = np.diff(offsets)
     n = len(lengths)

@@ -74,10 +74,8 @@ def check_ranked(values, name: str, list_lengths, ndim: int, non_negative: bool 
 def check_values(
     array: np.ndarray, name: str, valid: np.ndarray | None = None, non_negative: bool = False
 ) -> None:
-    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions.
-
-    ``valid`` is a boolean mask over the leading axes of ``array`` (``None``: every position).
-    """
+    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions,
+    a boolean mask over the leading axes of ``array`` (``None``: every position)."""
     bad = ~np.isfinite(array)
     if non_negative:
         bad |= array < 0
