@@ -16,14 +16,9 @@ import numpy as np
 from rankbias.errors import InputError
 
 __all__ = [
-    "as_array",
-    "check_choice",
-    "check_ranked",
-    "check_list_lengths",
-    "check_values",
-    "check_targets",
-    "check_tau",
-]
+    "as_array", "check_choice", "check_ranked", "check_list_lengths", "check_values",
+    "check_targets", "check_tau",
+]  # fmt: skip
 
 
 def as_array(values, name: str, ndim: int, dtype=np.float64) -> np.ndarray:
