@@ -1,16 +1,10 @@
-"""The bias measures, one module per family.
+"""The bias measures, one module per family: its definition (paper and equation, the book's
+Conventions it follows), array kernels for many queries at once, and its measure declarations
+(:mod:`rankbias.metrics.measures`); :func:`rankbias.scoring.score_runs` is the entry point.
 
-Each family module starts with its definition (paper by bibliography key and equation, and the
-choices of the book's Conventions page it follows), exposes array-in/array-out kernels for many
-queries at once, and declares its measures next to them (:mod:`rankbias.metrics.measures`);
-:func:`rankbias.scoring.score_runs` is the high-level entry point.
-
-The package imports nothing when it is imported: each family module is loaded the first time
-one of its names is used, so a command that needs only neutrality does not pay for pandas or
-the embedding code.  The names below can be taken from the package (``from rankbias.metrics
-import nfairr``); ``rankbias.metrics.duo`` and ``rankbias.metrics.rbo`` are the *modules*,
-whose functions of the same name are ``rankbias.metrics.duo.duo`` and
-``rankbias.metrics.rbo.rbo``.
+Importing the package imports no family: each is loaded when one of its names is first used
+(``from rankbias.metrics import nfairr``).  ``rankbias.metrics.duo`` and
+``rankbias.metrics.rbo`` are the *modules*; their functions are ``duo.duo`` and ``rbo.rbo``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,19 @@
 """FaiRR and NFaiRR: (normalised) fairness of retrieval results (Rekabsaz et al. 2021).
 
-Definition (Abolghasemi et al. (2024), Eq. 1–3; choices: the book's Conventions page, sections
-"Neutrality: the threshold τ and ≤" and "The background set of NFaiRR"). Neutrality of a document:
-
+Abolghasemi et al. (2024), Eq. 1–3; choices: the book's Conventions page, sections "Neutrality:
+the threshold τ and ≤" and "The background set of NFaiRR".  Neutrality of a document:
 ``ω(d) = 1`` if ``Σ_g M_g(d) ≤ τ`` (default ``τ = 1``), else
-``ω(d) = 1 − Σ_g | M_g(d) / Σ_x M_x(d) − J_g |`` with ``J_g = 1/|G|`` by default.
-
-Klasnja et al. (2022) write ``< τ``; the released code and Abolghasemi et al. (2024) use
-``≤ τ``, the default here; the strict reading is ``strict=True``.  For two groups
-``ω ∈ [0, 1]``; with more groups and uniform ``J`` it can go below 0 (down to
+``ω(d) = 1 − Σ_g | M_g(d) / Σ_x M_x(d) − J_g |`` with ``J_g = 1/|G|`` by default.  Klasnja et
+al. (2022) write ``< τ`` (``strict=True``); the released code and Abolghasemi et al. (2024) use
+``≤ τ``.  With more than two groups and uniform ``J``, ``ω`` can go below 0 (down to
 ``1 − 2(1 − 1/|G|)``).
 
-``FaiRR@k(q) = Σ_{r≤k'} ω(d_r) v_r`` with ``v_r = 1/log2(r+1)`` and ``k' = min(k, len)``;
-``IFaiRR@k(q, S)`` is the same sum over the ``min(k, |S_q|)`` most neutral documents of a background
-set ``S_q`` — the documents another run retrieved for ``q`` (as the released code, which does not
-add the scored run's own documents to ``S_q``, so NFaiRR can exceed 1 when a run retrieves documents
-more neutral than its background's), or the whole collection (the choice of Abolghasemi et al.
-(2024)); ``NFaiRR@k(q) = FaiRR@k(q) / IFaiRR@k(q, S)``, higher = fairer. Undefined cases: an empty
-list gives NaN; ``IFaiRR = 0`` (a background whose documents all have ``ω = 0``) gives NaN, never 0
-or 1.
+``FaiRR@k(q) = Σ_{r≤k'} ω(d_r) v_r`` with ``v_r = 1/log2(r+1)``, ``k' = min(k, len)``;
+``IFaiRR@k(q, S)`` is that sum over the ``min(k, |S_q|)`` most neutral documents of a background
+set ``S_q``: the documents another run retrieved for ``q`` (as in the released code, without the
+scored run's own, so NFaiRR can exceed 1) or the whole collection (Abolghasemi et al. (2024));
+``NFaiRR = FaiRR / IFaiRR``, higher = fairer.  An empty list gives NaN, and so does
+``IFaiRR = 0``.
 """
 
 from __future__ import annotations
@@ -31,20 +26,16 @@ from rankbias.errors import InputError
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_discount
 from rankbias.metrics.validation import (
     as_array,
-    check_list_lengths,
+    check_ranked,
     check_targets,
     check_tau,
     check_values,
 )
 
 __all__ = [
-    "neutrality",
-    "fairr_at_cutoffs",
-    "ideal_fairr",
-    "ideal_fairr_collection",
-    "nfairr",
+    "neutrality", "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "nfairr",
     "collection_ideal",
-]
+]  # fmt: skip
 
 
 def neutrality(
@@ -55,13 +46,11 @@ def neutrality(
 ) -> np.ndarray:
     """``ω(d)`` for every document from its ``(n_docs, n_groups)`` magnitudes ``M_g(d)``.
 
-    ``strict=False`` (default): neutral when ``Σ_g M_g ≤ τ``; ``strict=True``: when ``< τ``.
-    A document without any group term is neutral (``ω = 1``) under both readings, also with
-    ``strict=True`` and ``τ = 0``, where its group shares would be ``0/0``.
-    ``targets`` are the ``J_g`` (default ``1/|G|`` each; otherwise non-negative shares summing
-    to 1).  Counts must be finite and non-negative and ``τ`` finite and ``≥ 0``: a NaN or
-    negative count, or ``τ < 0``, would give a neutrality that looks valid, so each is an
-    :class:`~rankbias.errors.InputError` naming the document and group.
+    Neutral when ``Σ_g M_g ≤ τ`` (``strict=True``: ``< τ``); a document without any group term
+    is neutral under both readings (also with ``τ = 0``, where its shares would be ``0/0``).
+    ``targets``: the ``J_g`` (default ``1/|G|``; non-negative shares summing to 1).  A NaN or
+    negative count, or ``τ`` not finite and ``≥ 0``, is an :class:`~rankbias.errors.InputError`
+    naming the document and group.
     """
     counts = as_array(group_counts, "group_counts", 2)
     n_groups = counts.shape[1]
@@ -82,45 +71,31 @@ def neutrality(
 def fairr_at_cutoffs(
     omega_ranked: np.ndarray, list_lengths: np.ndarray, cutoffs: Sequence[int]
 ) -> np.ndarray:
-    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank.
-
-    ``list_lengths`` must lie in ``0…K`` and the neutralities of real positions be finite (an
-    :class:`~rankbias.errors.InputError` otherwise); an empty list gives NaN.
-    """
-    omega = as_array(omega_ranked, "omega_ranked", 2)
-    width = omega.shape[1]
-    lengths = check_list_lengths(list_lengths, omega.shape[0], width)
-    valid = np.arange(width)[None, :] < lengths[:, None]
-    check_values(omega, "omega_ranked", valid)
-    gains = np.where(valid, omega, 0.0) * position_discount(width)[None, :]
+    """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank,
+    finite at the real positions (an :class:`~rankbias.errors.InputError` otherwise)."""
+    omega, lengths, valid = check_ranked(omega_ranked, "omega_ranked", list_lengths, 2)
+    gains = np.where(valid, omega, 0.0) * position_discount(omega.shape[1])[None, :]
     return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
 
 
 def ideal_fairr(
     background_omega: np.ndarray, background_lengths: np.ndarray, cutoffs: Sequence[int]
 ) -> np.ndarray:
-    """``IFaiRR@k(q, S_q)`` ``(n_queries, n_cutoffs)``: the best FaiRR of each background set.
-
-    ``background_omega`` is ``(n_queries, B)``, row ``i`` holding the neutralities of ``S_q``
-    in its first ``background_lengths[i]`` positions (any order); lengths in ``0…B`` and finite
-    neutralities there, as for :func:`fairr_at_cutoffs`.
-    """
-    omega = as_array(background_omega, "background_omega", 2)
-    width = omega.shape[1]
-    lengths = check_list_lengths(background_lengths, omega.shape[0], width)
-    valid = np.arange(width)[None, :] < lengths[:, None]
-    check_values(omega, "background_omega", valid)
+    """``IFaiRR@k(q, S_q)`` ``(n_queries, n_cutoffs)``: the best FaiRR of each background set,
+    row ``i`` of ``background_omega`` holding ``S_q``'s neutralities in its first
+    ``background_lengths[i]`` positions (any order; checked as for :func:`fairr_at_cutoffs`)."""
+    omega, lengths, valid = check_ranked(
+        background_omega, "background_omega", background_lengths, 2
+    )
     best_first = -np.sort(np.where(valid, -omega, np.inf), axis=1)  # descending, padding last
     best_first = np.where(valid, best_first, 0.0)  # the sort keeps valid entries in front
-    gains = best_first * position_discount(width)[None, :]
+    gains = best_first * position_discount(omega.shape[1])[None, :]
     return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
 
 
 def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
-    """``IFaiRR@k`` over the whole collection, one value per cutoff (the same for all queries).
-
-    ``omega`` is the 1-D array of every document's neutrality (finite values).
-    """
+    """``IFaiRR@k`` over the whole collection from every document's (finite) neutrality
+    ``omega``: one value per cutoff, the same for all queries."""
     omega = as_array(omega, "omega", 1)
     check_values(omega, "omega")
     k_max = min(int(max(cutoffs)), len(omega))
@@ -163,9 +138,8 @@ def _neutrality_of_collection(inputs, tau, strict, targets):
 
 
 def collection_ideal(stats, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
-    """What IFaiRR and NFaiRR need from the whole collection: ``IFaiRR@k`` of the collection's
-    most neutral documents under the measure's own τ, ``strict`` and targets, one value per
-    cut-off; ``None`` for ``background=run``."""
+    """The measures' aggregate: ``IFaiRR@k`` of the collection's most neutral documents under
+    the measure's own τ, ``strict`` and targets, per cut-off; ``None`` for ``background=run``."""
     if background != "collection":
         return None
     return ideal_fairr_collection(neutrality(stats.group_counts, tau, targets, strict), cutoffs)

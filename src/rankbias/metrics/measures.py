@@ -1,40 +1,22 @@
 """The measure model: a measure is a value, declared once next to its kernel.
 
-In the manner of ``ir_measures``, every family module (:mod:`~rankbias.metrics.rab`,
-:mod:`~rankbias.metrics.fairr`, :mod:`~rankbias.metrics.texfair`, :mod:`~rankbias.metrics.duo`,
-:mod:`~rankbias.metrics.rank_fairness`, :mod:`~rankbias.metrics.prf`,
-:mod:`~rankbias.metrics.rbo`) ends with :func:`register` calls that declare its measures.  A
-:class:`Measure` says
-
-- ``name``, ``display`` (how the book and the tables write it: ``NFaiRR``) and ``family``; a
-  one-line ``definition`` and a ``reference`` (bib key and equation);
-- ``parameters``: :class:`Parameter` values declared in the family's own module, each with
-  its type, default, allowed values and meaning; the cut-off ``@k`` is the parameter
-  :data:`CUTOFF`, shared by every measure;
-- ``higher_is``: a :class:`HigherIs` (``fairer``, ``more_biased``, ``signed``, ``neither``);
-- ``inputs``: the :class:`Input` kinds the kernel reads (term statistics, relevance judgements,
-  polarisation scores, a counterfactual run, group membership);
-- ``level``: ``"query"`` (one value per query and cut-off) or ``"system"`` (one per run and
-  cut-off, reported with ``qid = "all"``);
-- ``aggregate`` (optional): ``aggregate(stats, cutoffs, **parameters)``, what the measure needs
-  from the *whole* collection (NFaiRR's ideal under its own τ), computed once per collection
-  by the scoring provider and handed to the kernel as ``aggregate=``; ``None`` when the
-  parameters need nothing collection-wide;
-- ``kernel(inputs, cutoffs, **parameters)``: reads the arrays it needs from a
-  :class:`rankbias.scoring.RankedInputs` (many queries at once) and returns an array
-  ``(n_queries, n_cutoffs)`` (``(n_cutoffs,)`` for a system-level measure).
+In the manner of ``ir_measures``, each family module ends with :func:`register` calls that
+declare its measures as :class:`Measure` values: name, ``display`` (``NFaiRR``), family, a
+one-line definition, a reference (bib key and equation), its :class:`Parameter` values (the
+cut-off ``@k`` is :data:`CUTOFF`, shared by all), :class:`HigherIs`, the :class:`Input` kinds
+it reads, its ``level`` (``"query"``, or ``"system"``: one value per run and cut-off, reported
+with ``qid = "all"``), an optional ``aggregate(stats, cutoffs, **parameters)`` computed once per
+collection and handed to the kernel as ``aggregate=`` (NFaiRR's ideal under its own τ), and
+``kernel(inputs, cutoffs, **parameters)``, which reads a :class:`rankbias.scoring.RankedInputs`
+and returns ``(n_queries, n_cutoffs)`` (``(n_cutoffs,)`` for a system-level measure).
 
 Text such as ``nfairr(tau=0,strict=true)@10`` is read once, at the edge, by
-:func:`parse_measure` into a :class:`MeasureRequest` — the measure, the parameters given and
-the cut-off — which is hashable and compared as a value; nothing below the edge reads text.
-The ``metric`` column of the tidy table holds a request's :attr:`~MeasureRequest.label`: the
-name followed by the given parameters that differ from their defaults, ``nfairr(tau=0)``; the
-RaB/ARaB measures keep their historical labels (``arab_tf``, ``rab_bool_f``), which the parser
-accepts as names too.
-
-Measures from outside the package join through the entry-point group ``rankbias.measures``
-(:data:`ENTRY_POINT_GROUP`): each entry point names a :class:`Measure`, a sequence of them, or
-a module whose import registers its measures.
+:func:`parse_measure` into a hashable :class:`MeasureRequest`.  The ``metric`` column holds its
+:attr:`~MeasureRequest.label`: the name and the given parameters that differ from their
+defaults, ``nfairr(tau=0)``; RaB/ARaB keep their historical labels (``arab_tf``,
+``rab_bool_f``), which the parser accepts as names too.  Measures from outside the package join
+through the entry-point group ``rankbias.measures`` (:data:`ENTRY_POINT_GROUP`): each entry
+point names a :class:`Measure`, a sequence of them, or a module whose import registers some.
 """
 
 from __future__ import annotations
@@ -47,26 +29,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 __all__ = [
-    "HigherIs",
-    "Input",
-    "Parameter",
-    "Measure",
-    "MeasureRequest",
-    "CUTOFF",
-    "MEASURES",
-    "FAMILIES",
-    "ENTRY_POINT_GROUP",
-    "register",
-    "measures",
-    "get_measure",
-    "parse_measure",
-    "parse_measures",
-    "split_measure_list",
-    "split_cutoff",
-    "higher_is",
-    "display_name",
+    "HigherIs", "Input", "Parameter", "Measure", "MeasureRequest", "CUTOFF", "MEASURES",
+    "FAMILIES", "ENTRY_POINT_GROUP", "register", "measures", "get_measure", "parse_measure",
+    "parse_measures", "split_measure_list", "split_cutoff", "higher_is", "display_name",
     "measure_table",
-]
+]  # fmt: skip
 
 ENTRY_POINT_GROUP = "rankbias.measures"
 
@@ -140,8 +107,8 @@ class Parameter:
         return self.check(value)
 
     def check(self, value: object) -> object:
-        """``value`` in this parameter's type if it is admissible, else a ValueError (or a
-        TypeError for a value of the wrong type) naming the parameter."""
+        """``value`` in this parameter's type if admissible, else a ValueError (a TypeError for
+        the wrong type) naming the parameter."""
         if value is None and self.default is None:
             return value
         value = self._typed(value)
@@ -171,11 +138,11 @@ class Parameter:
                 raise wrong
             return value
         if self.type == "int":
-            if isinstance(value, bool) or not isinstance(value, int | _np_integer()):
+            if isinstance(value, bool) or not isinstance(value, int | _numpy_types(floats=False)):
                 raise wrong
             return int(value)
         if self.type == "float":
-            if isinstance(value, bool) or not isinstance(value, int | float | _np_number()):
+            if isinstance(value, bool) or not isinstance(value, int | float | _numpy_types()):
                 raise wrong
             if not math.isfinite(float(value)):
                 raise ValueError(f"parameter {self.name}: expected a finite number, found {value}")
@@ -228,16 +195,10 @@ def _finite(text: str) -> float:
     return float(text)
 
 
-def _np_integer():
-    import numpy as np
+def _numpy_types(floats: bool = True):
+    import numpy as np  # only when a number is checked
 
-    return np.integer
-
-
-def _np_number():
-    import numpy as np
-
-    return np.integer | np.floating
+    return np.integer | np.floating if floats else np.integer
 
 
 #: The cut-off ``@k`` of every measure: an integer ≥ 1 and at most 2³¹ − 1.
@@ -329,23 +290,24 @@ class MeasureRequest:
         """This request at cut-off ``cutoff`` (``None``: at the scorer's cut-offs)."""
         return replace(self, cutoff=None if cutoff is None else CUTOFF.check(cutoff))
 
-    def _shown(self) -> list[str]:
+    def _shown(self) -> str:
+        """``(key=value,…)``: the given parameters that differ from their defaults."""
         measure, given = self.measure, dict(self.given)
-        return [
+        shown = [
             f"{p.name}={p.show(given[p.name])}"
             for p in measure.parameters
             if p.name in given
             and p.name not in measure.label_parameters
             and given[p.name] != p.default
         ]
+        return f"({','.join(shown)})" if shown else ""
 
     @property
     def label(self) -> str:
         """The ``metric`` column: name plus the given parameters that differ from defaults."""
         measure = self.measure
         base = measure.label(self.parameters()) if measure.label else measure.name
-        shown = self._shown()
-        return base + (f"({','.join(shown)})" if shown else "")
+        return base + self._shown()
 
     @property
     def display(self) -> str:
@@ -355,9 +317,7 @@ class MeasureRequest:
         if measure.label_parameters:  # ARaB (tf): the values its label spells out
             values = self.parameters()
             base += f" ({','.join(str(values[p]) for p in measure.label_parameters)})"
-        shown = self._shown()
-        text = base + (f"({','.join(shown)})" if shown else "")
-        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        return base + self._shown() + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     def __str__(self) -> str:
         return self.label + (f"@{self.cutoff}" if self.cutoff is not None else "")
@@ -388,8 +348,8 @@ def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | Non
 
 
 def _declaration(measure: Measure) -> tuple:
-    """What makes two declarations the same measure: every field, the functions by name (an
-    installed plugin and a copy of its module in the package declare one measure)."""
+    """Every field, the functions by name: an installed plugin and a copy of its module in the
+    package declare one measure."""
 
     def named(function):
         return None if function is None else (function.__qualname__, function.__name__)
@@ -402,9 +362,8 @@ def _declaration(measure: Measure) -> tuple:
 
 
 def _load_families() -> None:
-    """Import every module of :mod:`rankbias.metrics` (a family module registers its
-    measures), then the plugins: every entry point of the group ``rankbias.measures``; once
-    per process."""
+    """Import every module of :mod:`rankbias.metrics` (each registers its measures), then the
+    entry points of ``rankbias.measures``; once per process."""
     if _LOADED:
         return
     _LOADED.append(True)
@@ -450,9 +409,8 @@ def get_measure(name: str) -> Measure:
 
 
 def higher_is(label: str) -> HigherIs | None:
-    """The direction of the registered measure ``label`` names (aliases, parameters and
-    ``@k`` allowed: ``arab_tf_f``, ``nfairr(tau=0)@10``); ``None`` when it names none (an
-    effectiveness measure such as ``nDCG@10``, or a column of the user's own)."""
+    """The direction of the registered measure ``label`` names (``arab_tf_f``,
+    ``nfairr(tau=0)@10``); ``None`` for any other label (``nDCG@10``, a column of the user's)."""
     try:
         return parse_measure(label).measure.higher_is
     except ValueError:
@@ -461,7 +419,7 @@ def higher_is(label: str) -> HigherIs | None:
 
 def display_name(label: str) -> str:
     """How the book writes the measure ``label`` names (``nfairr@10`` → ``NFaiRR@10``); any
-    other label (``nDCG@10``) as it is."""
+    other label as it is."""
     try:
         return parse_measure(label).display
     except ValueError:
@@ -491,11 +449,8 @@ def split_measure_list(text: str) -> list[str]:
 
 def split_cutoff(text: str) -> tuple[str, int | None]:
     """``"texfair@10"`` → ``("texfair", 10)``, ``"nDCG"`` → ``("nDCG", None)``: the package's one
-    reader of the ``@k`` suffix, for registered measures and any other label (``nDCG@10``).
-
-    An ``@`` inside parentheses (``name(key=a@b)``) is not a cut-off; a cut-off that is not an
-    ASCII integer in ``1…2³¹−1`` is a ValueError naming the label.
-    """
+    reader of ``@k``, for any label.  An ``@`` inside parentheses is not a cut-off; a cut-off
+    that is not an ASCII integer in ``1…2³¹−1`` is a ValueError naming the label."""
     text = text.strip()
     head, at, tail = text.rpartition("@")
     if not at or ")" in tail:
@@ -511,10 +466,8 @@ def split_cutoff(text: str) -> tuple[str, int | None]:
 
 
 def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
-    """``"nfairr(tau=0)@10"`` → a :class:`MeasureRequest`; errors say what was expected.
-
-    A :class:`MeasureRequest` is returned as it is.
-    """
+    """``"nfairr(tau=0)@10"`` → a :class:`MeasureRequest` (one is returned as it is); errors say
+    what was expected."""
     if isinstance(text, MeasureRequest):
         return text
     if not isinstance(text, str):
@@ -561,8 +514,7 @@ def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
 
 
 def parse_measures(text: str) -> list[MeasureRequest]:
-    """A comma-separated list of measures (commas inside parameters are fine); an empty item
-    is an error."""
+    """A comma-separated list of measures (commas inside parameters are fine; no empty item)."""
     items = split_measure_list(text)
     if any(not item for item in items):
         raise ValueError(

@@ -3,15 +3,12 @@ disparity statistics PD and TS (Li et al., *Debiasing Neural Retrieval via In-ba
 Regularization*, 2022: ``li2022debiasing`` Eq. 1–4, §3.2.2 and §4.3).  Choices: the book's
 Conventions page, section "Scores in pairwise ranking fairness".
 
-Definitions
------------
-Each retrieved document ``p`` of a query has a *bias label* ``d(p) = sign(M_m(p) − M_f(p))``
-∈ {−1, 0, +1} from its group magnitudes (:func:`bias_labels`; the book's Conventions page,
-section "Scores in pairwise ranking fairness".  Li et al. (2022) Eq. 1 writes
-``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log tf(w,p)``, undefined for absent words; the project uses
-the count difference), a click label (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.
-For group ``g ∈ {m (+1), f (−1)}`` and one query, with ``n_1^g`` clicked documents labelled ``g``
-and ``n_0`` non-clicked documents:
+Each retrieved document ``p`` has a bias label ``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1}
+(:func:`bias_labels`; Li et al. (2022) Eq. 1 writes ``Σ_{w∈G_m} log tf(w,p) − Σ_{w∈G_f} log
+tf(w,p)``, undefined for absent words; the project uses the count difference), a click label
+(clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.  For group ``g ∈ {m (+1), f (−1)}``
+and one query, with ``C_g`` its ``n_1^g`` clicked documents labelled ``g`` and ``N`` its ``n_0``
+non-clicked documents:
 
 .. math::
    \mathrm{PRF}_g = \frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
@@ -20,32 +17,24 @@ and ``n_0`` non-clicked documents:
    \mathrm{nPRF}_g = \Big(\frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
        R_j^2\, \mathbb 1[R_j \ge R_k]\Big)^{1/2}
 
-with ``C_g`` the clicked documents labelled ``g`` and ``N`` the non-clicked documents.
-
-Both are undefined (NaN) when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0
-belong to neither group and are not "non-clicked" either.
+Both are NaN when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0 are in neither.
 
 - ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
   clicked document of group ``g`` (and at least one non-clicked document).
 - ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Li et al. (2022) Eq. 4 prints
-  ``nPRF_m`` twice; the group-specific reading is meant).  Computed through the identity
-  ``PD = mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
+  ``nPRF_m`` twice; the group-specific reading is meant), computed as
+  ``mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
 - ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (Li et al. (2022) §3.2.2, the unnumbered
-  equation after Eq. 4), the squared Welch t-statistic, with the population variances
+  equation after Eq. 4), the squared Welch t-statistic with the population variances
   ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
   ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
-  (``form="printed"`` computes it, for comparison only).
+  (``form="printed"``, for comparison only).
 
-Score normalisation into ``[0, 1]`` (PRF only depends on the order within a query; nPRF depends
-on the values, so the choice matters and is explicit):
-
-- ``"min_max"`` (default): per query, ``(s − min_q) / (max_q − min_q)``; a query whose scores are
-  all equal gets ``R = 1`` for every document (all of them are the maximum).
-- ``"sigmoid"``: ``1 / (1 + exp(−s))`` for every score, the same map for all queries (suits
-  logits of a cross-encoder).  In float64 it saturates to exactly 1.0 above ``s ≈ 37``, and
-  ties count as wins, so PRF is no longer order-only for such scores (BM25 scores on MS MARCO
-  can exceed 37): use ``min_max`` for unbounded scores.
-- ``"none"``: scores are used as they are and must already lie in ``[0, 1]``.
+Scores are mapped into ``[0, 1]`` (nPRF depends on the values, PRF only on the order):
+``"min_max"`` (default) per query, ``R = 1`` for all of a query whose scores are equal;
+``"sigmoid"`` for all queries (logits), which in float64 saturates to exactly 1.0 above
+``s ≈ 37``, and ties count as wins, so PRF is then no longer order-only (BM25 scores on MS MARCO
+can exceed 37: use ``min_max`` for unbounded scores); ``"none"``: scores already in ``[0, 1]``.
 """
 
 from __future__ import annotations
@@ -56,15 +45,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from rankbias.metrics.validation import check_choice
+
 __all__ = [
-    "GROUP_LABELS",
-    "bias_labels",
-    "delta_a_prf",
-    "normalise_scores",
-    "pairwise_difference",
-    "pairwise_ranking_fairness",
-    "t_statistic_squared",
-]
+    "GROUP_LABELS", "bias_labels", "delta_a_prf", "normalise_scores", "pairwise_difference",
+    "pairwise_ranking_fairness", "t_statistic_squared",
+]  # fmt: skip
 
 Normalisation = Literal["min_max", "sigmoid", "none"]
 
@@ -73,10 +59,8 @@ GROUP_LABELS = {"m": 1, "f": -1}
 
 
 def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
-    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8).
-
-    Magnitudes must be finite: a NaN would otherwise give the label 0 (a neutral document).
-    """
+    """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8); magnitudes must be
+    finite (a NaN would give the label 0, a neutral document)."""
     male = np.asarray(male_magnitude, dtype=float)
     female = np.asarray(female_magnitude, dtype=float)
     if male.shape != female.shape:
@@ -109,6 +93,7 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
         )
     if not np.all(np.isfinite(values)):
         raise ValueError("score: expected finite numbers, found NaN or inf")
+    check_choice("normalisation", method, ("min_max", "sigmoid", "none"))
     if method == "sigmoid":
         return 0.5 * (1.0 + np.tanh(0.5 * values))
     if method == "none":
@@ -119,10 +104,6 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
                 f"{values[outside[:5]].tolist()} at rows {outside[:5].tolist()}"
             )
         return values
-    if method != "min_max":
-        raise ValueError(
-            f"normalisation: expected 'min_max', 'sigmoid' or 'none', found {method!r}"
-        )
     _, codes = _query_codes(qid)
     n_queries = int(codes.max()) + 1 if codes.size else 0
     low = np.full(n_queries, np.inf)
@@ -143,14 +124,10 @@ def pairwise_ranking_fairness(
     *,
     normalisation: Normalisation = "min_max",
 ) -> pd.DataFrame:
-    """PRF_g and nPRF_g per query and group, vectorised over all queries.
-
-    Inputs are tidy, one entry per (query, retrieved document): ``qid``, raw ``score``,
-    ``clicked`` (bool) and bias ``label`` (−1/0/+1, see :func:`bias_labels`).  Returns one row
-    per (qid, group ∈ {"m", "f"}) with ``n_clicked`` (= ``n_1^g``), ``n_non_clicked`` (= ``n_0``),
-    ``prf`` and ``nprf``; both NaN where undefined (no clicked document of the group, or no
-    non-clicked document).
-    """
+    """PRF_g and nPRF_g per query and group from tidy inputs, one entry per (query, retrieved
+    document): ``qid``, raw ``score``, ``clicked`` and bias ``label`` (−1/0/+1).  One row per
+    (qid, group ∈ {"m", "f"}) with ``n_clicked`` (``n_1^g``), ``n_non_clicked`` (``n_0``),
+    ``prf`` and ``nprf`` (NaN where undefined)."""
     qids = np.asarray(qid)
     values = np.asarray(score, dtype=float)
     clicks = np.asarray(clicked)
@@ -220,9 +197,8 @@ def _group_values(table: pd.DataFrame, column: str, group: str) -> np.ndarray:
 
 
 def delta_a_prf(table: pd.DataFrame) -> float:
-    """``|ΔA-PRF|``: |mean PRF_m over T_m − mean PRF_f over T_f| from a
-    :func:`pairwise_ranking_fairness` table (undefined rows are the queries outside ``T_g``).
-    NaN if either group has no defined query."""
+    """``|ΔA-PRF|`` from a :func:`pairwise_ranking_fairness` table (its undefined rows are the
+    queries outside ``T_g``); NaN if either group has no defined query."""
     male = _group_values(table, "prf", "m")
     female = _group_values(table, "prf", "f")
     if male.size == 0 or female.size == 0:
@@ -253,21 +229,17 @@ def t_statistic_squared(
     ddof: int = 0,
     form: Literal["standard", "printed"] = "standard",
 ) -> float:
-    """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t).
-
-    ``ddof=0``: population variances, as Li et al. (2022) define them; ``ddof=1`` gives the usual
-    sample-variance Welch statistic.  ``form="printed"`` returns Li et al. (2022)'s printed
-    ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both variances are 0
-    (``inf`` if the means differ).
-    """
+    """TS: ``(μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (squared Welch t), with population
+    variances (``ddof=0``, Li et al. (2022)) or sample variances (``ddof=1``); ``form="printed"``:
+    Li et al. (2022)'s printed ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both
+    variances are 0 (``inf`` if the means differ)."""
     male, female = _as_values(nprf_m, "nprf_m"), _as_values(nprf_f, "nprf_f")
     if min(male.size, female.size) <= ddof:
         raise ValueError(
             f"ddof={ddof} needs more than {ddof} values per group, found {male.size} and "
             f"{female.size}"
         )
-    if form not in ("standard", "printed"):
-        raise ValueError(f"form: expected 'standard' or 'printed', found {form!r}")
+    check_choice("form", form, ("standard", "printed"))
     difference = male.mean() - female.mean()
     standard_error_sq = male.var(ddof=ddof) / male.size + female.var(ddof=ddof) / female.size
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -1,26 +1,20 @@
 """RaB and ARaB: rank bias and average rank bias (Rekabsaz & Schedl 2020).
 
-Definition (Klasnja et al. (2022), Eq. 1–3; choices: the book's Conventions page, sections "The
-sign of RaB and ARaB" and "The TF magnitude of RaB").  Each document gets a per-group magnitude
-``mag_g(d)``, in one of four variants:
+Klasnja et al. (2022), Eq. 1–3; choices: the book's Conventions page, sections "The sign of RaB
+and ARaB" and "The TF magnitude of RaB".  Each document gets a per-group magnitude ``mag_g(d)``:
+``tc`` ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` (term count); ``tf`` ``ln(1 + M_g(d))`` (the authors'
+released code, the default TF variant); ``bool`` ``1[M_g(d) > 0]``; ``tf_paper``
+``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` (Klasnja et al. (2022) Eq. 2 as printed, ``Σ_w log tf(w,
+d)``, leaving out absent terms as ``ln 0`` is undefined; it needs per-term counts).  For query
+``q`` and cutoff ``t``, ``t' = min(t, len(list))``:
 
-- ``tc``: ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` (term count);
-- ``tf``: ``ln(1 + M_g(d))`` — the authors' released code, the default TF variant;
-- ``bool``: ``1[M_g(d) > 0]``;
-- ``tf_paper``: ``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` — Klasnja et al. (2022) Eq. 2 as printed
-  (``Σ_w log tf(w, d)``; terms absent from ``d`` are left out because ``ln 0`` is undefined).
-  It needs per-term counts.
+``RaB@t(q) = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))`` and
+``ARaB@t(q) = (1/t') Σ_{x=1..t'} RaB@x(q)``,
 
-For query ``q`` and cutoff ``t`` with ``t' = min(t, len(list))``:
-
-``RaB@t(q) = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))``  — positive = male-leaning;
-``ARaB@t(q) = (1/t') Σ_{x=1..t'} RaB@x(q)``.
-
-The group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` (and their averages ``qARaB_g``) are
-returned too.  The sign is ``m − f`` (positive = male-leaning); the papers and the released
-notebooks differ on it, and the book's Conventions page, section "The sign of RaB and ARaB",
-says which of their quantities is ``f − m`` and which ``m − f``.  Swapping the two groups flips
-the sign.  An empty list gives NaN.
+with the group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` and their averages ``qARaB_g``.
+The sign ``m − f`` (positive = male-leaning) is the book's; the papers and the released
+notebooks differ on it (the Conventions page says which is which), and swapping the groups
+flips it.  An empty list gives NaN.
 """
 
 from __future__ import annotations
@@ -41,12 +35,10 @@ MAGNITUDES = ("tc", "tf", "bool", "tf_paper")
 def document_magnitudes(
     group_counts: np.ndarray, kind: str = "tc", log_tf_sums: np.ndarray | None = None
 ) -> np.ndarray:
-    """Per-document group magnitudes ``(n_docs, n_groups)`` of the given ``kind``.
-
-    ``group_counts`` holds ``M_g(d)``; ``log_tf_sums`` (``Σ ln tf`` per group, from
-    :meth:`rankbias.text.DocStats.log_tf_sums`) is needed only for ``tf_paper``.  Both must be
-    finite and non-negative (an :class:`~rankbias.errors.InputError` names the document).
-    """
+    """Per-document group magnitudes ``(n_docs, n_groups)`` of the given ``kind`` from
+    ``group_counts`` ``M_g(d)``; ``tf_paper`` reads ``log_tf_sums`` (``Σ ln tf`` per group,
+    :meth:`rankbias.text.DocStats.log_tf_sums`).  Both must be finite and non-negative (an
+    :class:`~rankbias.errors.InputError` names the document)."""
     counts = np.asarray(group_counts, dtype=np.float64)  # element-wise: any shape
     check_values(counts, "group_counts", non_negative=True)
     if kind == "tc":
@@ -76,26 +68,13 @@ def rank_bias(
     female: int = 0,
     male: int = 1,
 ) -> dict[str, np.ndarray]:
-    """RaB, ARaB and their group parts for many queries and cutoffs at once.
+    """RaB, ARaB and their group parts ``{"rab", "arab", "rab_f", "rab_m", "arab_f", "arab_m"}``,
+    each ``(n_queries, n_cutoffs)``.
 
-    Parameters
-    ----------
-    magnitudes_ranked:
-        ``(n_queries, K, n_groups)``: the magnitudes of the document at each rank; positions at
-        or beyond a list's length are ignored (padding), the others must be finite and
-        non-negative.
-    list_lengths:
-        ``(n_queries,)`` number of documents of each list, each in ``0…K``: a longer list would
-        divide sums over ``K`` documents by its own length (mixed denominators), so it is an
-        :class:`~rankbias.errors.InputError`, as are a NaN or negative magnitude.
-    cutoffs:
-        The cutoffs ``t``.
-    female, male:
-        Column indices of the two groups.
-
-    Returns
-    -------
-    ``{"rab", "arab", "rab_f", "rab_m", "arab_f", "arab_m"}``, each ``(n_queries, n_cutoffs)``.
+    ``magnitudes_ranked``: ``(n_queries, K, n_groups)`` magnitudes by rank, finite and
+    non-negative up to each list's length (padding after).  ``list_lengths`` must lie in
+    ``0…K`` (a longer list would mix denominators); ``female``, ``male``: the groups' column
+    indices.  Anything else is an :class:`~rankbias.errors.InputError`.
     """
     mags = as_array(magnitudes_ranked, "magnitudes_ranked", 3)
     n_q, width, n_groups = mags.shape

@@ -2,52 +2,32 @@ r"""rND and rKL: normalised discounted group-fairness measures of a ranking (Yan
 *Measuring Fairness in Ranked Outputs*, SSDBM 2017, ``yang2017measuring``, who divide by the
 maximum; restated with a min–max normaliser in Ziems et al. (2024), Eq. 1–4).
 
-Definition
-----------
-``protected`` marks, in rank order, the ``N`` items that belong to the protected group (in
-Ziems et al. (2024): the documents of one perspective); ``P`` of them are protected.  At the cut
-points ``i ∈ {s, 2s, 3s, …}, i ≤ N`` (step ``s``; Yang & Stoyanovich use ``s = 10``, the Pair
-code ``s = 1``), with ``P_i`` the protected share of the top ``i`` and ``P_N = P/N``:
+``protected`` marks, in rank order, which of the ``N`` items are protected (in Ziems et al.
+(2024): the documents of one perspective), ``P`` of them.  At the cut points ``i ∈ {s, 2s, …},
+i ≤ N`` (Yang & Stoyanovich use ``s = 10``, the Pair code ``s = 1``), with ``P_i`` the protected
+share of the top ``i`` and ``P_N = P/N``, the utility is ``|P_i − P_N|`` for rND (Ziems et al.
+(2024) Eq. 3 lacks the absolute value bars of the original and the released code) and
+``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) = P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))`` for rKL
+(Ziems et al. (2024) Eq. 4, parentheses misplaced by the extraction), ``0 · log 0 = 0``;
+``kl_smoothing="fairrank"`` replaces a prefix share of exactly 0 *or 1* by 0.001 as the public
+implementation does (FairRank ``calculaterKL``, used by Pair).
 
-- rND utility: ``|P_i − P_N|`` (Ziems et al. (2024) Eq. 3 without the absolute value bars that the
-  original and the released code have);
-- rKL utility: ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N))``
-  ``= P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))``
-  (Ziems et al. (2024) Eq. 4 is the same quantity with its parentheses misplaced by the
-  extraction).
-  ``0 · log 0 = 0``: no smoothing by default. The public implementation (FairRank ``calculaterKL``,
-  used by Pair) replaces a prefix share of exactly 0 *or 1* by 0.001 before taking logs;
-  ``kl_smoothing="fairrank"`` reproduces that.
+The raw value ``Σ_i u(i) · d(i)`` is normalised over all orderings with the same ``N`` and ``P``
+(the book's Conventions page, section "rND and rKL: normalisation"): ``"max"`` (default; Yang &
+Stoyanovich's normaliser ``Z``, and their implementation's) gives ``raw / Z``, 1 = the most
+unfair ordering, 0 only when every cut point's share equals ``P_N``, so **0 does not mean "the
+fairest ordering"** (of 3 items with 1 protected, the fairest ordering scores ``0.568`` in rND
+and ``0.390`` in rKL); ``"min_max"`` gives ``(raw − min) / (max − min)`` (Ziems et al. (2024)
+Eq. 2, which they apply to rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser), 0 = a
+fairest ordering, NaN when every ordering has the same raw value.  Both are exact: the raw value
+depends only on the protected counts of the prefixes, a lattice path from ``(0, 0)`` to
+``(N, P)``, whose longest and shortest paths a DP finds in ``O(N · P)`` (the public
+implementation estimates ``Z`` from 20 random "unfair" rankings; Ziems et al. 2024 inherit
+that).  ``P = 0`` or ``P = N``: NaN.
 
-The raw value is the discounted sum ``Σ_i u(i) · d(i)``.  Two normalisations over all orderings
-with the same ``N`` and ``P`` are offered (``normalisation=``):
-
-- ``"max"`` (the default; Yang & Stoyanovich's normaliser ``Z``, that of their public
-  implementation, and the book's choice, see the book's Conventions page, section "rND and rKL:
-  normalisation"): ``raw / Z`` with ``Z`` the maximum. 1 = the most unfair ordering; 0 only
-  when the protected share of every cut point equals ``P_N``, so **0 does not mean "the fairest
-  ordering"**. With cut points at every rank (``step=1``), the default discount and
-  ``0 < P < N`` no ordering scores 0 (the share of the top 1 is 0 or 1), and the fairest
-  ordering's value depends on ``N`` and ``P``: of 3 items with 1 protected, the fairest ordering
-  (protected second) scores ``0.568`` in rND and ``0.390`` in rKL;
-- ``"min_max"``: ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, which they apply to
-  rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser): 0 = a fairest ordering of these
-  ``N`` items with ``P`` protected, 1 = a most unfair one; NaN when every ordering has the same
-  raw value.
-
-Discount. The original paper writes ``1/log2 i`` with ``i = 10, 20, …``; with ``s = 1`` that is
-undefined at ``i = 1``. The public implementation (FairRank ``calculateNDFairness``, used by Pair
-with cut point 1) divides by ``log2(i + 1)``, which is also the position discount of the book's
-Conventions page, section "Position discount". Default here: ``discount="log2(i+1)"``;
-``discount="log2(i)"`` follows the paper's formula and skips ``i = 1`` (as Duo does).
-
-Exact normaliser.  The raw value depends on an ordering only through the protected counts
-``c_i`` of its prefixes, a lattice path from ``(0, 0)`` to ``(N, P)`` whose every step adds 0 or 1
-protected item.  ``Z`` is the longest path: a DP over (prefix length, protected count) in
-``O(N · P)``; the minimum is the shortest path of the same DP.  (The public implementation
-estimates ``Z`` by averaging 20 random "unfair" rankings; Ziems et al. 2024 inherit that.)
-When ``P = 0`` or ``P = N`` every ordering scores 0 and the normalised measure is undefined:
-NaN.
+Discount: the paper's ``1/log2 i`` is undefined at ``i = 1``; the public implementation
+(FairRank ``calculateNDFairness``) divides by ``log2(i + 1)``, the book's position discount and
+the default; ``discount="log2(i)"`` skips ``i = 1`` (as Duo).
 """
 
 from __future__ import annotations
@@ -56,6 +36,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+
+from rankbias.metrics.validation import check_choice
 
 __all__ = ["rkl", "rkl_max", "rkl_min", "rkl_raw", "rnd", "rnd_max", "rnd_min", "rnd_raw"]
 
@@ -83,8 +65,7 @@ def _as_protected(protected) -> np.ndarray:
 def _check(step: int, discount: str) -> None:
     if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
         raise ValueError(f"step: expected a positive integer, found {step!r}")
-    if discount not in ("log2(i+1)", "log2(i)"):
-        raise ValueError(f"discount: expected 'log2(i+1)' or 'log2(i)', found {discount!r}")
+    check_choice("discount", discount, ("log2(i+1)", "log2(i)"))
 
 
 def _cut_discounts(n_items: int, step: int, discount: str) -> np.ndarray:
@@ -128,7 +109,9 @@ def _raw(measure, protected, step, discount, smoothing) -> float:
     return float(np.sum(utilities * weights[1:]))
 
 
-def _maximum(measure, n_items, n_protected, step, discount, smoothing) -> float:
+def _extreme(measure, n_items, n_protected, step, discount, smoothing, largest: bool) -> float:
+    """The raw value of the most unfair (``largest``) or the fairest ordering: the longest or
+    shortest path through the lattice of prefix counts."""
     if isinstance(n_items, bool) or not isinstance(n_items, int | np.integer) or n_items < 1:
         raise ValueError(f"n_items: expected a positive integer, found {n_items!r}")
     if not 0 <= n_protected <= n_items:
@@ -139,41 +122,21 @@ def _maximum(measure, n_items, n_protected, step, discount, smoothing) -> float:
     _check(step, discount)
     if n_protected in (0, n_items) and smoothing == "none":
         return 0.0
+    pick, worst = (np.maximum, -np.inf) if largest else (np.minimum, np.inf)
     weights = _cut_discounts(n_items, step, discount)
     counts = np.arange(n_protected + 1)
-    # best[c] = max raw sum over prefixes of the current length with c protected items
-    best = np.full(n_protected + 1, -np.inf)
+    # best[c] = the best raw sum over prefixes of the current length with c protected items
+    best = np.full(n_protected + 1, worst)
     best[0] = 0.0
     for length in range(1, n_items + 1):
         extended = best.copy()
-        extended[1:] = np.maximum(best[1:], best[:-1])
+        extended[1:] = pick(best[1:], best[:-1])
         # feasible counts: at most `length` protected, at least length − (N − P)
         feasible = (counts <= length) & (length - counts <= n_items - n_protected)
-        extended[~feasible] = -np.inf
+        extended[~feasible] = worst
         if weights[length]:
             utility = _utility(measure, length, counts, n_items, n_protected, smoothing)
-            extended = np.where(feasible, extended + weights[length] * utility, -np.inf)
-        best = extended
-    return float(best[n_protected])
-
-
-def _minimum(measure, n_items, n_protected, step, discount, smoothing) -> float:
-    """The shortest path of :func:`_maximum`'s lattice: the raw value of the fairest ordering."""
-    _maximum(measure, n_items, n_protected, step, discount, smoothing)  # checks the arguments
-    if n_protected in (0, n_items) and smoothing == "none":
-        return 0.0
-    weights = _cut_discounts(n_items, step, discount)
-    counts = np.arange(n_protected + 1)
-    best = np.full(n_protected + 1, np.inf)
-    best[0] = 0.0
-    for length in range(1, n_items + 1):
-        extended = best.copy()
-        extended[1:] = np.minimum(best[1:], best[:-1])
-        feasible = (counts <= length) & (length - counts <= n_items - n_protected)
-        extended[~feasible] = np.inf
-        if weights[length]:
-            utility = _utility(measure, length, counts, n_items, n_protected, smoothing)
-            extended = np.where(feasible, extended + weights[length] * utility, np.inf)
+            extended = np.where(feasible, extended + weights[length] * utility, worst)
         best = extended
     return float(best[n_protected])
 
@@ -191,7 +154,7 @@ def rkl_raw(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Unnormalised rKL: ``Σ_{cut i} KL(P_i ‖ P_N) · discount(i)`` (log base 2)."""
-    _check_smoothing(kl_smoothing)
+    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
     return _raw("rKL", protected, step, discount, kl_smoothing)
 
 
@@ -199,7 +162,7 @@ def rnd_max(
     n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
 ) -> float:
     """Exact maximum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _maximum("rND", n_items, n_protected, step, discount, "none")
+    return _extreme("rND", n_items, n_protected, step, discount, "none", True)
 
 
 def rkl_max(
@@ -211,15 +174,15 @@ def rkl_max(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    _check_smoothing(kl_smoothing)
-    return _maximum("rKL", n_items, n_protected, step, discount, kl_smoothing)
+    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
+    return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, True)
 
 
 def rnd_min(
     n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
 ) -> float:
     """Exact minimum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _minimum("rND", n_items, n_protected, step, discount, "none")
+    return _extreme("rND", n_items, n_protected, step, discount, "none", False)
 
 
 def rkl_min(
@@ -231,8 +194,8 @@ def rkl_min(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact minimum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    _check_smoothing(kl_smoothing)
-    return _minimum("rKL", n_items, n_protected, step, discount, kl_smoothing)
+    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
+    return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, False)
 
 
 def _min_max_normalised(raw: float, low: float, high: float) -> float:
@@ -246,16 +209,6 @@ def _min_max_normalised(raw: float, low: float, high: float) -> float:
     if high - raw <= 1e-12 * scale:
         return 1.0
     return float(min(1.0, max(0.0, (raw - low) / (high - low))))
-
-
-def _check_normalisation(normalisation: str) -> None:
-    if normalisation not in ("max", "min_max"):
-        raise ValueError(f"normalisation: expected 'max' or 'min_max', found {normalisation!r}")
-
-
-def _check_smoothing(kl_smoothing: str) -> None:
-    if kl_smoothing not in ("none", "fairrank"):
-        raise ValueError(f"kl_smoothing: expected 'none' or 'fairrank', found {kl_smoothing!r}")
 
 
 def _normalised(raw: float, maximum: float) -> float:
@@ -275,15 +228,11 @@ def rnd(
     discount: Discount = "log2(i+1)",
     normalisation: Normalisation = "max",
 ) -> float:
-    """rND of a ranking, normalised over all orderings; 1 = the most unfair ordering.
-
-    ``normalisation="max"``: :func:`rnd_raw` divided by its exact maximum (the fairest ordering
-    scores above 0 unless some ordering matches ``P_N`` at every cut point);
-    ``"min_max"``: ``(raw − min)/(max − min)``, 0 = the fairest ordering.  ``protected``:
-    booleans in rank order.  NaN when all or none of the items are protected (every ordering
-    scores 0), and for ``"min_max"`` whenever every ordering scores the same.
-    """
-    _check_normalisation(normalisation)
+    """rND of ``protected`` (booleans in rank order), normalised over all orderings: 1 = the
+    most unfair; ``"max"``: :func:`rnd_raw` over its exact maximum (the fairest ordering scores
+    0 only if it matches ``P_N`` at every cut point), ``"min_max"``: 0 = the fairest.  NaN when
+    all or none of the items are protected, and for ``"min_max"`` when all orderings tie."""
+    check_choice("normalisation", normalisation, ("max", "min_max"))
     flags = _as_protected(protected)
     maximum = rnd_max(flags.size, int(flags.sum()), step=step, discount=discount)
     raw = rnd_raw(flags, step=step, discount=discount)
@@ -301,13 +250,9 @@ def rkl(
     kl_smoothing: Smoothing = "none",
     normalisation: Normalisation = "max",
 ) -> float:
-    """rKL of a ranking, normalised over all orderings; 1 = the most unfair ordering.
-
-    ``normalisation`` as for :func:`rnd` (``"max"``: the fairest ordering need not score 0;
-    ``"min_max"``: it scores 0).  ``protected``: booleans in rank order.  NaN when all or none
-    of the items are protected, and for ``"min_max"`` whenever every ordering scores the same.
-    """
-    _check_normalisation(normalisation)
+    """rKL of ``protected`` (booleans in rank order), normalised over all orderings as for
+    :func:`rnd` (1 = the most unfair); NaN in the same cases."""
+    check_choice("normalisation", normalisation, ("max", "min_max"))
     flags = _as_protected(protected)
     options = {"step": step, "discount": discount, "kl_smoothing": kl_smoothing}
     maximum = rkl_max(flags.size, int(flags.sum()), **options)
@@ -322,6 +267,7 @@ def rkl(
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
 
 from rankbias.metrics.measures import HigherIs, Input, Measure, Parameter, register  # noqa: E402
+from rankbias.metrics.ranked import per_list_kernel  # noqa: E402
 
 STEP = Parameter("step", "int", 1, "distance s between cut points i = s, 2s, …", minimum=1)
 DISCOUNT = Parameter(
@@ -349,23 +295,6 @@ KL_SMOOTHING = Parameter(
 )
 
 
-def _membership_kernel(function, smoothing: bool):
-    def kernel(inputs, cutoffs, step=1, discount="log2(i+1)", normalisation="max", **rest):
-        flags, lengths = inputs.membership()
-        out = np.full((len(lengths), len(cutoffs)), np.nan)
-        options = {"step": step, "discount": discount, "normalisation": normalisation}
-        if smoothing:
-            options["kl_smoothing"] = rest.get("kl_smoothing", "none")
-        for i, length in enumerate(lengths):
-            for j, k in enumerate(cutoffs):
-                depth = min(int(k), int(length))
-                if depth:
-                    out[i, j] = function(flags[i, :depth], **options)
-        return out
-
-    return kernel
-
-
 register(
     Measure(
         "rnd",
@@ -376,7 +305,7 @@ register(
         "Eq. 2)",
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
-        _membership_kernel(rnd, smoothing=False),
+        per_list_kernel("membership", rnd),
         (STEP, DISCOUNT, NORMALISATION),
         display="rND",
     )
@@ -391,7 +320,7 @@ register(
         "(min–max: Eq. 2)",
         HigherIs.MORE_BIASED,
         (Input.GROUP_MEMBERSHIP,),
-        _membership_kernel(rkl, smoothing=True),
+        per_list_kernel("membership", rkl),
         (STEP, DISCOUNT, NORMALISATION, KL_SMOOTHING),
         display="rKL",
     )

@@ -1,11 +1,10 @@
 """Ranked lists as padded matrices, position discounts and cut-off indexing.
 
-Shared by the metric kernels. A batch of ranked lists is a matrix ``(n_queries, K)`` whose row ``i``
-holds the first ``K`` entries of query ``i``'s list (document rows, or a per-document value gathered
-through them) and ``list_lengths[i]`` says how many of them are real; the rest is padding. the
-book's Conventions page, section "Ranked lists and cut-offs": a cutoff ``k`` keeps the first ``k``
-documents and a list shorter than ``k`` is used as it is, so every measure at cutoff ``k`` reads
-position ``min(k, length) - 1`` of a cumulative sum — all cutoffs come from one pass.
+Row ``i`` of a ``(n_queries, K)`` matrix holds the first ``K`` entries of query ``i``'s list
+(document rows, or values gathered through them), ``list_lengths[i]`` of them real, the rest
+padding.  A cutoff ``k`` keeps the first ``k`` documents, a shorter list is used as it is (the
+book's Conventions page, section "Ranked lists and cut-offs"), so a measure at cutoff ``k``
+reads position ``min(k, length) - 1`` of a cumulative sum: all cutoffs in one pass.
 """
 
 from __future__ import annotations
@@ -42,10 +41,8 @@ def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.nda
 
 
 def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Read a cumulative ``(n_queries, K, ...)`` array at depth ``t'`` per query and cutoff.
-
-    Returns ``(n_queries, n_cutoffs, ...)``; entries with ``t' = 0`` (empty lists) are NaN.
-    """
+    """A cumulative ``(n_queries, K, ...)`` array read at depth ``t'`` per query and cutoff:
+    ``(n_queries, n_cutoffs, ...)``, NaN where ``t' = 0`` (empty lists)."""
     n_q = cumulative.shape[0]
     if cumulative.shape[1] == 0:
         shape = (n_q, depth.shape[1]) + cumulative.shape[2:]
@@ -57,10 +54,8 @@ def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
 
 
 def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> np.ndarray:
-    """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded.
-
-    Only the first ``width`` entries of each list are kept.
-    """
+    """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded; only
+    the first ``width`` entries of each list are kept."""
     offsets = np.asarray(offsets, dtype=np.int64)
     lengths = np.diff(offsets)
     n = len(lengths)
@@ -70,3 +65,20 @@ def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> n
     keep = position < width
     out[owner[keep], position[keep]] = np.asarray(values)[keep]
     return out
+
+
+def per_list_kernel(accessor: str, function):
+    """A measure kernel: ``function(values[i, :k'], **parameters)`` for every query ``i`` and
+    cutoff ``k``, NaN for an empty list; ``inputs.<accessor>()`` gives ``(values, lengths)``."""
+
+    def kernel(inputs, cutoffs, **parameters):
+        values, lengths = getattr(inputs, accessor)()
+        out = np.full((len(lengths), len(cutoffs)), np.nan)
+        for i, length in enumerate(lengths):
+            for j, k in enumerate(cutoffs):
+                depth = min(int(k), int(length))
+                if depth:
+                    out[i, j] = function(values[i, :depth], **parameters)
+        return out
+
+    return kernel

@@ -2,32 +2,23 @@ r"""Rank-biased overlap (Webber, Moffat & Zobel, *A Similarity Measure for Indef
 ACM TOIS 28(4), 2010; ``webber2010rbo``), used for CRBO (Abolghasemi et al. (2024),
 §5(iii)).
 
-Definition
-----------
 For rankings ``S`` and ``T`` (items unique within each), the overlap at depth ``d`` is
-``X_d = |S_{:d} ∩ T_{:d}|`` and the agreement ``A_d = X_d / d``.  RBO with persistence ``p`` is
+``X_d = |S_{:d} ∩ T_{:d}|``, the agreement ``A_d = X_d / d``, and
+``RBO(S, T, p) = (1 − p) Σ_{d≥1} p^{d−1} A_d`` on infinite rankings.  On finite prefixes
+(``variant=``):
 
-.. math::  \mathrm{RBO}(S, T, p) = (1 - p) \sum_{d \ge 1} p^{d-1} A_d ,
-
-defined on infinite rankings; on finite prefixes three quantities are reported (``variant=``):
-
-- ``"ext"`` (default; Webber Eq. 32, which reduces to Eq. 30 for equal lengths): the
-  extrapolation that assumes the agreement seen so far continues.  Lists of different lengths
-  ``s < l`` are handled: for ``s < d ≤ l`` the unseen items of the short list are assumed to match
-  at the rate ``X_s / s``:
+- ``"ext"`` (default; Webber Eq. 32, Eq. 30 for equal lengths): the extrapolation that assumes
+  the agreement seen so far continues; for lists of lengths ``s < l`` the unseen items of the
+  short list match at the rate ``X_s / s``:
 
   .. math::  \mathrm{RBO_{ext}} = \frac{1-p}{p}\Big(\sum_{d=1}^{l} \frac{X_d}{d} p^d
        + \sum_{d=s+1}^{l} \frac{X_s (d-s)}{s\,d} p^d\Big)
        + \Big(\frac{X_l - X_s}{l} + \frac{X_s}{s}\Big) p^l
 
   Identical lists give exactly 1, disjoint lists 0.
-- ``"min"`` (Eq. 11): the lower bound — no unseen item ever matches.
-- ``"res"`` (Eq. 13): the residual, the width of the interval ``[min, min + res]`` in which the
-  full RBO lies (every unseen position matches as early as possible).
-
-``"min"`` and ``"res"`` are implemented for lists evaluated to the same depth only; for lists
-of different lengths pass ``depth=`` no larger than the shorter list (a ValueError says so).
-``depth=k`` truncates both lists to their first ``k`` items first.
+- ``"min"`` (Eq. 11): the lower bound, no unseen item ever matches; ``"res"`` (Eq. 13): the
+  residual, the width of ``[min, min + res]`` in which the full RBO lies.  Both need lists
+  evaluated to the same depth (pass ``depth=`` no larger than the shorter list).
 """
 
 from __future__ import annotations
@@ -38,6 +29,8 @@ from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import numpy as np
+
+from rankbias.metrics.validation import check_choice
 
 __all__ = ["rbo"]
 
@@ -81,12 +74,6 @@ def _overlaps(first: list, second: list, depth: int) -> np.ndarray:
     return result
 
 
-def _tail_inverse(p: float, start: int) -> float:
-    """``Σ_{d > start} p^d / d`` = ``−ln(1 − p) − Σ_{d ≤ start} p^d / d``."""
-    head = sum(p**d / d for d in range(1, start + 1))
-    return -math.log1p(-p) - head
-
-
 def rbo(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
@@ -104,8 +91,7 @@ def rbo(
     """
     if isinstance(p, bool) or not (isinstance(p, numbers.Real) and 0.0 < p < 1.0):
         raise ValueError(f"p: expected a persistence strictly between 0 and 1, found {p!r}")
-    if variant not in ("ext", "min", "res"):
-        raise ValueError(f"variant: expected 'ext', 'min' or 'res', found {variant!r}")
+    check_choice("variant", variant, ("ext", "min", "res"))
     first, second = _check_list(a, "a"), _check_list(b, "b")
     if depth is not None:
         if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
@@ -145,7 +131,8 @@ def rbo(
     f = int(2 * k - x_k)
     upper_head = sum(p ** (d - 1) * (2.0 - 2.0 * k / d) for d in range(k + 1, f + 1))
     full_tail = p**f / (1 - p)
-    lower_tail = x_k / p * _tail_inverse(p, f)
+    tail_inverse = -math.log1p(-p) - sum(p**d / d for d in range(1, f + 1))  # Σ_{d > f} p^d / d
+    lower_tail = x_k / p * tail_inverse
     return float((1 - p) * (upper_head + full_tail - lower_tail))
 
 

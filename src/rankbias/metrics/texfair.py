@@ -1,28 +1,25 @@
 """AWRF and TExFAIR: exposure-based fairness of group representation (Abolghasemi et al.).
 
-Definitions (Abolghasemi et al. (2024), Eq. 4–13), with ``v_r = 1/log2(r+1)`` and the list
-cut at ``k' = min(k, len)``:
+Abolghasemi et al. (2024), Eq. 4–13, with ``v_r = 1/log2(r+1)`` and ``k' = min(k, len)``:
 
-- Term exposure (Eq. 7–8): ``TE@k(t, q) = Σ_{r≤k'} (tf(t, d_r) / |d_r|) · v_r``.  Summed over a
-  group's terms this is ``Σ_r (M_g(d_r) / |d_r|) v_r``, so only the group magnitudes and the
-  lengths are needed.  A document with no tokens contributes 0.
-- Group representation (Eq. 9): ``p(g|q,k) = Σ_{t∈V_g} TE / Σ_x Σ_{t∈V_x} TE`` (undefined —
-  NaN — when no group term occurs in the top ``k'``).
-- RBDF (Eq. 11): ``Σ_{r≤k'} 1[d_r ∈ SR] v_r / Σ_{r≤k'} v_r``, ``SR`` = documents with at least
-  one group term.  The log base cancels in ``p`` and in RBDF.
-- TED (Eq. 12): ``Σ_g |p(g|q,k) − p̂_g| · RBDF`` (targets ``p̂``, uniform by default) and
-  ``TExFAIR = max(TED) − TED`` (Eq. 13) with ``max(TED) = 2(1 − min_g p̂_g)`` (1 for two
-  uniform groups).  No group term in the top ``k'``: ``RBDF = 0``, ``TED = 0`` and
-  ``TExFAIR = max(TED)`` (a convention: Eq. 12 is an undefined ``p`` times ``RBDF = 0`` there,
-  a case the paper does not discuss; ``TED ≤ max(TED) · RBDF`` makes 0 its limit).
-- Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"): ``TED_norbdf = Σ_g |p −
-  p̂|`` and ``TExFAIR_norbdf = max(TED) − TED_norbdf``; NaN when no group term occurs (reported as
-  missing, never 0 or 1: the book's Conventions page, section "Undefined values").
+- Term exposure (Eq. 7–8): ``TE@k(t, q) = Σ_{r≤k'} (tf(t, d_r) / |d_r|) · v_r``; over a group's
+  terms ``Σ_r (M_g(d_r) / |d_r|) v_r``, so only group magnitudes and lengths are needed (a
+  document with no tokens contributes 0).
+- ``p(g|q,k) = Σ_{t∈V_g} TE / Σ_x Σ_{t∈V_x} TE`` (Eq. 9; NaN when no group term occurs in the
+  top ``k'``); RBDF (Eq. 11) ``= Σ_{r≤k'} 1[d_r ∈ SR] v_r / Σ_{r≤k'} v_r``, ``SR`` = documents
+  with at least one group term (the log base cancels in ``p`` and RBDF).
+- TED (Eq. 12) ``= Σ_g |p(g|q,k) − p̂_g| · RBDF`` (targets ``p̂``, uniform by default),
+  ``TExFAIR = max(TED) − TED`` (Eq. 13), ``max(TED) = 2(1 − min_g p̂_g)``.  No group term in the
+  top ``k'``: ``RBDF = 0``, ``TED = 0``, ``TExFAIR = max(TED)`` (a convention: Eq. 12 is then an
+  undefined ``p`` times 0, a case the paper does not discuss; ``TED ≤ max(TED) · RBDF`` makes 0
+  its limit).
+- Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"):
+  ``TExFAIR_norbdf = max(TED) − Σ_g |p − p̂|``, NaN when no group term occurs (the book's
+  Conventions page, section "Undefined values").
 - AWRF (Eq. 4–6, Sapiezynski et al.; the association of Eq. 14, §6): ``E = Σ_{r≤k'} v_r a(d_r)``
   with ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
-  ``AWRF = Δ(E / ‖E‖₁, Ê)`` with ``Δ`` the L1 distance by default (``l2``, ``jsd`` —
-  Jensen–Shannon divergence in bits — and ``kl`` — ``KL(E/‖E‖₁ ‖ Ê)`` in nats — selectable).
-  Higher = further from the target = more biased.
+  ``AWRF = Δ(E / ‖E‖₁, Ê)``, ``Δ`` the L1 distance by default (``l2``, ``jsd`` — Jensen–Shannon
+  in bits — or ``kl`` — ``KL(E/‖E‖₁ ‖ Ê)`` in nats); higher = more biased.
 
 An empty list gives NaN everywhere.
 """
@@ -35,31 +32,20 @@ import numpy as np
 
 from rankbias.errors import InputError
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_discount
-from rankbias.metrics.validation import as_array, check_list_lengths, check_targets, check_values
+from rankbias.metrics.validation import as_array, check_ranked, check_targets, check_values
 
 __all__ = [
-    "DISTANCES",
-    "max_ted",
-    "term_exposure",
-    "term_exposure_family",
-    "awrf",
+    "DISTANCES", "max_ted", "term_exposure", "term_exposure_family", "awrf",
     "distribution_distance",
-]
+]  # fmt: skip
 
 DISTANCES = ("l1", "l2", "jsd", "kl")
 
 
-def _targets(targets: Sequence[float] | None, n_groups: int) -> np.ndarray:
-    return check_targets(targets, n_groups)
-
-
 def _ranked_inputs(counts, name: str, list_lengths, doc_lengths=None):
     """Checked ``(counts, lengths, valid[, doc_len])`` of a ``(n_queries, K, n)`` input."""
-    counts = as_array(counts, name, 3)
+    counts, lengths, valid = check_ranked(counts, name, list_lengths, 3, non_negative=True)
     n_q, width = counts.shape[:2]
-    lengths = check_list_lengths(list_lengths, n_q, width)
-    valid = np.arange(width)[None, :] < lengths[:, None]
-    check_values(counts, name, valid, non_negative=True)
     if doc_lengths is None:
         return counts, lengths, valid
     doc_len = as_array(doc_lengths, "lengths_ranked", 2)
@@ -84,12 +70,9 @@ def term_exposure(
     list_lengths: np.ndarray,
     cutoffs: Sequence[int],
 ) -> np.ndarray:
-    """``TE@k(t, q)`` (Eq. 8) for each term: ``(n_queries, n_cutoffs, n_terms)``.
-
-    ``term_counts_ranked`` is ``(n_queries, K, n_terms)`` of ``tf(t, d_r)`` (a few terms at a
-    time; summed over a group's terms this is the group exposure of
-    :func:`term_exposure_family`).  Inputs are checked as in :func:`term_exposure_family`.
-    """
+    """``TE@k(t, q)`` (Eq. 8) for each term: ``(n_queries, n_cutoffs, n_terms)``, from
+    ``(n_queries, K, n_terms)`` counts ``tf(t, d_r)``, checked as in
+    :func:`term_exposure_family` (summed over a group's terms: its group exposure)."""
     tf, lengths, valid, doc_len = _ranked_inputs(
         term_counts_ranked, "term_counts_ranked", list_lengths, lengths_ranked
     )
@@ -109,31 +92,17 @@ def term_exposure_family(
     cutoffs: Sequence[int],
     targets: Sequence[float] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Group exposure, ``p(g|q,k)``, RBDF, TED and TExFAIR (with and without RBDF).
-
-    Parameters
-    ----------
-    group_counts_ranked:
-        ``(n_queries, K, n_groups)`` magnitudes ``M_g(d_r)`` of the document at each rank.
-    lengths_ranked:
-        ``(n_queries, K)`` document lengths ``|d_r|``.
-    list_lengths:
-        ``(n_queries,)`` number of real documents per list (later positions are padding).
-
-    Counts and document lengths must be finite and non-negative at the real positions, and
-    list lengths in ``0…K``; anything else is an :class:`~rankbias.errors.InputError` naming
-    the position (a NaN count would otherwise read as a document without group terms).
-
-    Returns
-    -------
-    ``"exposure"`` and ``"p"``: ``(n_queries, n_cutoffs, n_groups)``; ``"rbdf"``, ``"ted"``,
-    ``"texfair"``, ``"ted_norbdf"``, ``"texfair_norbdf"``: ``(n_queries, n_cutoffs)``.
-    """
+    """Group exposure and ``p(g|q,k)`` ``(n_queries, n_cutoffs, n_groups)``; ``"rbdf"``,
+    ``"ted"``, ``"texfair"``, ``"ted_norbdf"``, ``"texfair_norbdf"`` ``(n_queries, n_cutoffs)``,
+    from the ``(n_queries, K, n_groups)`` magnitudes ``M_g(d_r)`` and ``(n_queries, K)`` lengths
+    ``|d_r|`` by rank.  A list length outside ``0…K``, or a count or length that is not finite and
+    non-negative at a real position, is an :class:`~rankbias.errors.InputError` (a NaN would
+    read as no group terms)."""
     counts, lengths, valid, doc_len = _ranked_inputs(
         group_counts_ranked, "group_counts_ranked", list_lengths, lengths_ranked
     )
     n_q, width, n_groups = counts.shape
-    target = _targets(targets, n_groups)
+    target = check_targets(targets, n_groups)
     counts = np.where(valid[:, :, None], counts, 0.0)
     discount = position_discount(width)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -194,17 +163,15 @@ def awrf(
 ) -> np.ndarray:
     """AWRF ``(n_queries, n_cutoffs)``: distance of the exposure distribution to the target.
 
-    ``group_counts_ranked`` is ``(n_queries, K, n_groups)``; at the real positions (the first
-    ``list_lengths[i]`` of row ``i``, lengths in ``0…K``) every count must be finite and
-    non-negative.  A NaN count is an :class:`~rankbias.errors.InputError`, not a document
-    without group terms: read as one it would count as perfectly balanced and pull AWRF
-    towards 0.  An empty list gives NaN.
+    ``group_counts_ranked`` is ``(n_queries, K, n_groups)``; counts at the real positions must be
+    finite and non-negative (an :class:`~rankbias.errors.InputError` otherwise: a NaN read as a
+    document without group terms would pull AWRF towards 0).  An empty list gives NaN.
     """
     counts, lengths, valid = _ranked_inputs(
         group_counts_ranked, "group_counts_ranked", list_lengths
     )
     n_q, width, n_groups = counts.shape
-    target = _targets(targets, n_groups)
+    target = check_targets(targets, n_groups)
     total = counts.sum(axis=2, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         alignment = np.where(total > 0, counts / total, 1.0 / n_groups)

@@ -1,14 +1,10 @@
-"""Checks of the array inputs of the metric kernels.
+"""Checks of the array inputs of the metric kernels (padded matrices, :mod:`.ranked`).
 
-The kernels take padded matrices (:mod:`rankbias.metrics.ranked`): row ``i`` holds query ``i``'s
-list in its first ``list_lengths[i]`` positions and padding after.  A wrong shape, a list
-length outside ``0…width``, a NaN or infinite value, or a negative count among the real
-positions would not fail by itself: it would give a number that looks valid (a NaN count read
-as "no group terms" is a perfectly fair document).  These checks refuse such input with an
-:class:`~rankbias.errors.InputError` (a ``ValueError``) naming the argument, the position and
-what was expected.  Padding positions are not checked: callers may pad with anything.
-Undefined *results* (an empty list, a zero normaliser) are not input errors; the kernels return
-NaN for them.
+A wrong shape, a list length outside ``0…width``, or a NaN, infinite or negative count at a real
+position would give a number that looks valid (a NaN count read as "no group terms" is a fair
+document), so it is an :class:`~rankbias.errors.InputError` (a ``ValueError``) naming the
+argument, the position and what was expected.  Padding is not checked.  Undefined *results*
+(an empty list, a zero normaliser) are not input errors: the kernels return NaN.
 """
 
 from __future__ import annotations
@@ -19,7 +15,10 @@ import numpy as np
 
 from rankbias.errors import InputError
 
-__all__ = ["as_array", "check_list_lengths", "check_values", "check_targets", "check_tau"]
+__all__ = [
+    "as_array", "check_choice", "check_ranked", "check_list_lengths", "check_values",
+    "check_targets", "check_tau",
+]  # fmt: skip
 
 
 def as_array(values, name: str, ndim: int, dtype=np.float64) -> np.ndarray:
@@ -57,16 +56,21 @@ def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
     return lengths
 
 
-def check_values(
-    array: np.ndarray,
-    name: str,
-    valid: np.ndarray | None = None,
-    non_negative: bool = False,
-) -> None:
-    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions.
+def check_ranked(values, name: str, list_lengths, ndim: int, non_negative: bool = False):
+    """``(array, lengths, valid)`` of a padded ``(n_queries, K, …)`` input: ``ndim`` dimensions,
+    list lengths in ``0…K``, finite (and ``non_negative``) values at the real positions."""
+    array = as_array(values, name, ndim)
+    lengths = check_list_lengths(list_lengths, array.shape[0], array.shape[1])
+    valid = np.arange(array.shape[1])[None, :] < lengths[:, None]
+    check_values(array, name, valid, non_negative=non_negative)
+    return array, lengths, valid
 
-    ``valid`` is a boolean mask over the leading axes of ``array`` (``None``: every position).
-    """
+
+def check_values(
+    array: np.ndarray, name: str, valid: np.ndarray | None = None, non_negative: bool = False
+) -> None:
+    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions,
+    a boolean mask over the leading axes of ``array`` (``None``: every position)."""
     bad = ~np.isfinite(array)
     if non_negative:
         bad |= array < 0
@@ -112,3 +116,10 @@ def check_tau(tau: float) -> float:
     if not np.isfinite(value) or value < 0:
         raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}")
     return value
+
+
+def check_choice(name: str, value, allowed: tuple) -> None:
+    """A ValueError ``name: expected 'a', 'b' or 'c', found 'x'`` unless ``value`` is allowed."""
+    if value not in allowed:
+        *head, last = map(repr, allowed)
+        raise ValueError(f"{name}: expected {', '.join(head)} or {last}, found {value!r}")
