@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "rankbias.commands.score",
     "rankbias.commands.metrics",
     "rankbias.commands.compare",
+    "rankbias.commands.explain",
 )
 
 EXIT_USAGE = 2

@@ -1,0 +1,111 @@
+"""``rankbias explain``: which documents make a list biased?
+
+::
+
+    rankbias explain --collection C --terms T --run R --qid Q [--qid Q2 …]
+                     --metrics nfairr@10,texfair@10 --out OUT [--top-terms N]
+                     [--permutations N] [--seed N] [--plot FILE.png|FILE.svg]
+
+One row per document of each list, down to each measure's cut-off: its rank, docid, group
+counts and its contribution to the value ``rankbias score`` reports, with the kind of
+contribution (:mod:`rankbias.analysis.explain`: exact shares that add up to the value for RaB,
+ARaB, FaiRR and NFaiRR; Shapley values for the exposure measures).  ``--top-terms`` prints
+the terms that weigh most in each list; ``--plot`` draws each list as a strip of documents
+coloured by their contribution.  The collection is read on this machine (``--engine local``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rankbias.commands.compare import plot_file, seed
+from rankbias.commands.options import input_file, positive_int
+
+
+def register(subparsers) -> None:
+    """Add the ``explain`` command to the ``rankbias`` parser."""
+    from rankbias.commands.collection import add_collection_arguments
+
+    parser = subparsers.add_parser(
+        "explain",
+        help="each document's contribution to a list's bias",
+        description="For each --qid of the run and each measure (with its cut-off), one row "
+        "per listed document: rank, docid, group counts and its contribution to the value "
+        "rankbias score reports — exact shares for RaB, ARaB, FaiRR and NFaiRR, Shapley values "
+        "for AWRF, TED, TExFAIR and RBDF.",
+    )
+    add_collection_arguments(parser)
+    parser.add_argument("--run", required=True, type=input_file, help="a TREC run file")
+    parser.add_argument("--qid", required=True, action="append", help="a query of the run")
+    parser.add_argument("--metrics", required=True, help="measures with cut-offs: nfairr@10,…")
+    parser.add_argument("--out", required=True, help="the table (.csv, .tsv, .parquet, …)")
+    parser.add_argument(
+        "--top-terms",
+        type=positive_int,
+        metavar="N",
+        help="also print the N terms that weigh most in each list",
+    )
+    parser.add_argument(
+        "--permutations",
+        type=positive_int,
+        default=1_000,
+        metavar="N",
+        help="random orders of a Shapley estimate beyond 10 documents",
+    )
+    parser.add_argument("--seed", type=seed, default=0, metavar="N")
+    parser.add_argument(
+        "--plot",
+        type=plot_file,
+        metavar="FILE",
+        help="the lists as strips coloured by contribution (.png or .svg)",
+    )
+    parser.set_defaults(func=run_explain)
+
+
+def run_explain(args) -> int:
+    from rankbias.analysis.explain import explain, strip_plot, top_terms
+    from rankbias.commands.collection import (
+        check_engine_arguments,
+        collection_statistics,
+        load_lexicon,
+    )
+    from rankbias.commands.progress import wanted
+    from rankbias.errors import InputError
+    from rankbias.metrics.measures import split_measure_list
+    from rankbias.outputs import check_output, write_table
+    from rankbias.runs import read_run
+
+    if check_engine_arguments(args.engine, args.scheduler):
+        raise InputError("--engine dask: explain reads the collection on this machine only")
+    inputs = [args.collection, args.terms, args.run]
+    out = check_output(args.out, inputs=inputs)
+    plot = (
+        check_output(args.plot, inputs=inputs, option="--plot", table=False) if args.plot else None
+    )
+    metrics = split_measure_list(args.metrics)
+    run = read_run(args.run)
+    unknown = [qid for qid in args.qid if qid not in set(run.qids)]
+    if unknown:
+        raise InputError(f"--qid {', '.join(unknown)}: not a query of the run {args.run}")
+    lexicon = load_lexicon(args.terms)
+    stats = collection_statistics(
+        args,
+        lexicon,
+        args.top_terms is not None or any("tf_paper" in m for m in metrics),
+        wanted(args),
+    )
+    try:
+        table = explain(run, stats, args.qid, metrics, args.permutations, args.seed)
+    except ValueError as exc:
+        raise InputError(f"--metrics {args.metrics}: {exc}") from None
+    write_table(out, table)
+    if plot is not None:
+        strip_plot(table, plot)
+    if args.top_terms:
+        cutoff = max(int(c) for c in table["cutoff"])
+        for qid in args.qid:
+            terms = top_terms(run, stats, qid, cutoff, args.top_terms)
+            print(f"{qid}: the terms that weigh most in the top {cutoff}")
+            print(terms.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"{len(table)} rows -> {out}", file=sys.stderr)
+    return 0

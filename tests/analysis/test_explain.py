@@ -1,0 +1,169 @@
+"""Per-document contributions (rankbias.analysis.explain) on the testbed's real lists: they
+add up to what score_runs reports, and the Shapley values are the game's."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.analysis.explain import explain, top_terms
+from rankbias.collection import read_collection_stats
+from rankbias.errors import InputError
+from rankbias.lexicon import default_lexicon
+from rankbias.runs import read_run
+from rankbias.scoring import score_runs
+
+TESTBED = Path(__file__).resolve().parents[2] / "data" / "build" / "wikisample"
+pytestmark = pytest.mark.skipif(
+    not (TESTBED / ".complete").exists(), reason="needs the testbed (make data)"
+)
+
+
+@pytest.fixture(scope="module")
+def testbed():
+    stats = read_collection_stats(TESTBED / "collection.tsv", default_lexicon(), per_term=True)
+    run = read_run(TESTBED / "runs" / "bm25.run")
+    # lists that hold gendered terms of both groups, one group only, and none
+    counts = {}
+    for qid in run.qids[:200]:
+        rows = stats.rows(run.ranked(qid)[:10])
+        counts[qid] = stats.group_counts[rows].sum(axis=0)
+    mixed = [q for q, c in counts.items() if c.min() > 0][:3]
+    one_sided = [q for q, c in counts.items() if (c > 0).sum() == 1][:2]
+    none = [q for q, c in counts.items() if c.sum() == 0][:1]
+    assert len(mixed) == 3 and len(one_sided) == 2 and len(none) == 1
+    return run, stats, [*mixed, *one_sided, *none]
+
+
+ADDITIVE = [
+    "rab@10",
+    "rab(magnitude=tf)@10",
+    "rab_m(magnitude=bool)@5",
+    "arab@10",
+    "arab(magnitude=tf)@10",
+    "arab(magnitude=bool)@20",
+    "arab(magnitude=tf_paper)@10",
+    "arab_f@10",
+    "fairr@10",
+    "fairr(tau=0)@20",
+    "nfairr@10",
+    "nfairr(tau=0,strict=true)@10",
+    "nfairr(tau=2.5)@5",
+]
+
+
+@pytest.mark.parametrize("measure", ADDITIVE)
+def test_exact_contributions_add_up_to_the_score(testbed, measure):
+    run, stats, qids = testbed
+    table = explain(run, stats, qids, [measure])
+    cutoff = int(measure.rsplit("@", 1)[1])
+    scored = score_runs(run.restrict(qids), stats, [measure], [cutoff]).set_index("qid")["value"]
+    for qid, rows in table.groupby("qid"):
+        assert (rows["kind"] == "exact").all()
+        assert rows["rank"].tolist() == list(range(1, min(cutoff, len(run.ranked(qid))) + 1))
+        assert rows["contribution"].sum() == pytest.approx(scored[qid], abs=1e-9)
+        assert (rows["value"] == scored[qid]).all()
+
+
+def test_a_neutral_document_adds_nothing_to_rab_and_its_full_weight_to_fairr(testbed):
+    run, stats, qids = testbed
+    table = explain(run, stats, qids[:1], ["rab@10", "fairr@10"])
+    neutral = table[(table["count_f"] == 0) & (table["count_m"] == 0)]
+    assert len(neutral) > 0
+    rab = neutral[neutral["metric"] == "rab_tc"]
+    assert (rab["contribution"] == 0).all()
+    fairr = neutral[neutral["metric"] == "fairr"]
+    assert np.allclose(fairr["contribution"], 1 / np.log2(fairr["rank"] + 1))
+
+
+def _brute_force_shapley(run, stats, qid, measure, cutoff):
+    """Shapley values from their definition: marginal gains over all orders (n ≤ 7)."""
+    from rankbias.analysis import explain as module
+
+    docids = list(run.ranked(qid)[:cutoff])
+    twins = module._with_neutral_twins(stats, docids)
+    n = len(docids)
+    worth = {}
+    for size in range(n + 1):
+        for subset in itertools.combinations(range(n), size):
+            keep = np.zeros((1, n), dtype=bool)
+            keep[0, list(subset)] = True
+            worth[frozenset(subset)] = module._variants(docids, keep, parse(measure), twins)[0]
+    phi = np.zeros(n)
+    for order in itertools.permutations(range(n)):
+        seen: set = set()
+        for i in order:
+            phi[i] += worth[frozenset(seen | {i})] - worth[frozenset(seen)]
+            seen.add(i)
+    return phi / math.factorial(n), worth[frozenset()]
+
+
+def parse(text):
+    from rankbias.metrics.measures import parse_measure
+
+    return parse_measure(text)
+
+
+@pytest.mark.parametrize("measure", ["texfair@6", "awrf@6", "ted@6", "rbdf@6"])
+def test_shapley_values_are_the_games_and_add_up_to_value_minus_baseline(testbed, measure):
+    run, stats, qids = testbed
+    qid = qids[0]
+    table = explain(run, stats, [qid], [measure])
+    assert table["kind"].iloc[0] == "shapley (exact over 64 sets)"
+    expected, empty = _brute_force_shapley(run, stats, qid, measure, 6)
+    assert np.allclose(table["contribution"], expected, atol=1e-12)
+    assert table["baseline"].iloc[0] == pytest.approx(empty)
+    value = score_runs(run.restrict([qid]), stats, [measure], [6])["value"].iloc[0]
+    assert table["contribution"].sum() + empty == pytest.approx(value, abs=1e-9)
+
+
+def test_texfair_gives_one_row_per_listed_document_with_exposures(testbed):
+    run, stats, qids = testbed
+    table = explain(run, stats, qids, ["texfair@10"])
+    for qid, rows in table.groupby("qid"):
+        assert rows["docid"].tolist() == list(run.ranked(qid)[:10])
+    weights = 1 / np.log2(table["rank"] + 1)
+    lengths = stats.lengths[stats.rows(table["docid"])]
+    assert np.allclose(table["exposure_f"], weights * table["count_f"] / lengths)
+
+
+def test_sampled_shapley_is_close_to_the_exact_values(testbed):
+    run, stats, qids = testbed
+    exact = explain(run, stats, qids[:1], ["texfair@10"])
+    sampled = explain(run, stats, qids[:1], ["texfair@12"], permutations=3000, seed=1)
+    assert sampled["kind"].iloc[0] == "shapley (mean of 3000 orders)"
+    total = score_runs(run.restrict(qids[:1]), stats, ["texfair@12"], [12])["value"].iloc[0]
+    assert sampled["contribution"].sum() + sampled["baseline"].iloc[0] == pytest.approx(total)
+    assert len(exact) == 10 and len(sampled) == 12
+    again = explain(run, stats, qids[:1], ["texfair@12"], permutations=3000, seed=1)
+    pd.testing.assert_frame_equal(sampled, again)
+
+
+def test_top_terms_weigh_occurrences_by_rank(testbed):
+    run, stats, qids = testbed
+    terms = top_terms(run, stats, qids[0], 10, n=3)
+    assert len(terms) <= 3 and (terms["weight"].diff().dropna() <= 0).all()
+    first = terms.iloc[0]
+    column = stats.terms.index(first["term"])
+    counts = stats.term_counts[stats.rows(run.ranked(qids[0])[:10]), column].toarray().ravel()
+    assert first["weight"] == pytest.approx(np.sum(counts / np.log2(np.arange(2, 12))))
+
+
+@pytest.mark.parametrize(
+    ("qids", "measures", "error", "message"),
+    [
+        (["nope"], ["nfairr@10"], InputError, "query 'nope' is not in run"),
+        (None, ["nfairr"], ValueError, "expected a cut-off"),
+        (None, ["duo@10"], InputError, "explain covers RaB, ARaB"),
+        (None, ["texfair_norbdf@10"], InputError, "explain covers"),
+    ],
+)
+def test_bad_requests_are_refused(testbed, qids, measures, error, message):
+    run, stats, some = testbed
+    with pytest.raises(error, match=message.replace("(", r"\(")):
+        explain(run, stats, qids or some[:1], measures)
