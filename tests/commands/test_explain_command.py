@@ -1,0 +1,85 @@
+"""``rankbias explain`` on the command line, on the testbed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rankbias.cli import main
+
+TESTBED = Path(__file__).resolve().parents[2] / "data" / "build" / "wikisample"
+pytestmark = pytest.mark.skipif(
+    not (TESTBED / ".complete").exists(), reason="needs the testbed (make data)"
+)
+
+
+def base(tmp_path, *extra):
+    return [
+        "explain",
+        "--collection",
+        str(TESTBED / "collection.tsv"),
+        "--terms",
+        "default",
+        "--run",
+        str(TESTBED / "runs" / "bm25.run"),
+        "--out",
+        str(tmp_path / "explained.csv"),
+        *extra,
+    ]
+
+
+def test_explain_writes_a_row_per_document_that_adds_up_to_score(tmp_path, capsys):
+    args = base(tmp_path, "--qid", "q0007", "--qid", "q0006", "--metrics", "nfairr@10,texfair@5")
+    plot = tmp_path / "strips.png"
+    assert main(["-q", *args, "--top-terms", "3", "--plot", str(plot)]) == 0
+    table = pd.read_csv(tmp_path / "explained.csv", dtype={"qid": str})
+    assert len(table) == 2 * (10 + 5)
+    assert set(table["kind"]) == {"exact", "shapley (exact over 32 sets)"}
+    scores = tmp_path / "scores.csv"
+    run = str(TESTBED / "runs" / "bm25.run")
+    assert (
+        main(
+            [
+                "-q",
+                "score",
+                "--collection",
+                str(TESTBED / "collection.tsv"),
+                "--terms",
+                "default",
+                "--run",
+                run,
+                "--metrics",
+                "nfairr",
+                "--cutoffs",
+                "10",
+                "--out",
+                str(scores),
+            ]
+        )
+        == 0
+    )
+    scored = pd.read_csv(scores).set_index("qid")["value"]
+    nfairr = table[table["metric"] == "nfairr"].groupby("qid")["contribution"].sum()
+    assert nfairr["q0007"] == pytest.approx(scored["q0007"], abs=1e-9)
+    out = capsys.readouterr().out
+    assert "q0007: the terms that weigh most in the top 10" in out
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--qid", "nope", "--metrics", "nfairr@10"], "--qid nope: not a query of the run"),
+        (["--qid", "q0007", "--metrics", "nfairr"], "expected a cut-off"),
+        (["--qid", "q0007", "--metrics", "duo@10"], "explain covers RaB, ARaB"),
+        (["--qid", "q0007", "--metrics", "nfairr@10", "--engine", "dask"], "--engine dask"),
+        (["--qid", "q0007", "--metrics", "nfairr@10", "--plot", "x.pdf"], "--plot"),
+    ],
+)
+def test_bad_requests_are_refused_naming_the_option(tmp_path, capsys, extra, message):
+    assert main(base(tmp_path, *extra)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "explained.csv").exists()
