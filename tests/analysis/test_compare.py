@@ -202,3 +202,12 @@ def test_check_scores_types_the_columns():
     assert checked["cutoff"].dtype == "Int64" and checked["value"].dtype == float
     with pytest.raises(TypeError, match="expected a DataFrame"):
         check_scores([1, 2])
+
+
+def test_the_package_offers_compare_and_explain_at_its_top():
+    import rankbias
+    from rankbias.analysis import explain
+
+    assert rankbias.compare is compare and rankbias.explain is explain.explain
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        rankbias.nothing  # noqa: B018
