@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ Source = str | os.PathLike | IO
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
+#: a decimal number as data files write it (no '1_000', 'inf', ' 1', which float() accepts)
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def source_name(source: Source) -> str:
