@@ -18,14 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
-from rankbias.inputs import (
-    DECIMAL,
-    Source,
-    iter_lines,
-    read_bytes,
-    refuse_inner_bom,
-    source_name,
-)
+from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 
@@ -130,8 +123,7 @@ class Run:
 
     def ranks(self) -> np.ndarray:
         """1-based rank of every row, aligned with ``docids``."""
-        counts = self.list_lengths
-        starts = np.repeat(self.offsets[:-1], counts)
+        starts = np.repeat(self.offsets[:-1], self.list_lengths)
         return np.arange(len(self.docids), dtype=np.int64) - starts + 1
 
     def cut(self, k: int) -> Run:
@@ -207,19 +199,10 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     if run is None:
         frame = _parse_run_lines(data, where)  # raises with the file and line of the problem
         if frame.empty:
-            raise located(
-                where, None, "the run file is empty; expected lines 'qid Q0 docid rank score tag'"
-            )
+            expected = "expected lines 'qid Q0 docid rank score tag'"
+            raise located(where, None, f"the run file is empty; {expected}")
         run = Run.from_frame(frame, name=name, order="score" if order == "score" else "given")
     return run
-
-
-def _separator(data: bytes) -> bytes | None:
-    """The one field separator of ``data`` (space or tab), or ``None`` if both are in use."""
-    has_tab = b"\t" in data
-    if has_tab and b" " in data:
-        return None
-    return b"\t" if has_tab else b" "
 
 
 def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
@@ -227,15 +210,15 @@ def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    sep = _separator(data)
-    if sep is None or not data:
+    tab = b"\t" in data
+    if not data or (tab and b" " in data):  # one field separator only, a space or a tab
         return None
     try:
         table = pa_csv.read_csv(
             pa.py_buffer(data),
             read_options=pa_csv.ReadOptions(column_names=list(names)),
             parse_options=pa_csv.ParseOptions(
-                delimiter=sep.decode(),
+                delimiter="\t" if tab else " ",
                 quote_char=False,
                 double_quote=False,
                 escape_char=False,
@@ -251,11 +234,8 @@ def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
         )
     except (pa.ArrowException, ValueError, OverflowError):
         return None
-    if table.num_rows == 0:
+    if table.num_rows == 0 or any(table[c].null_count for c in table.column_names):
         return None
-    for column in table.column_names:
-        if table[column].null_count:
-            return None
     return table
 
 
@@ -270,9 +250,8 @@ def _codes_in_string_order(column) -> tuple[np.ndarray, np.ndarray]:
     order = pc.sort_indices(values).to_numpy()
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order))
-    return position[encoded.indices.to_numpy(zero_copy_only=False)], np.asarray(
-        values.take(pa.array(order)).to_pylist(), dtype=object
-    )
+    codes = position[encoded.indices.to_numpy(zero_copy_only=False)]
+    return codes, np.asarray(values.take(pa.array(order)).to_pylist(), dtype=object)
 
 
 def _nonempty(table, columns) -> bool:
