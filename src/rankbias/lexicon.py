@@ -263,11 +263,8 @@ def _lexicon_from_lines(
     found = sorted(set(mapping.values()))
     if expected is None and len(found) < 2:
         raise located(where, None, f"found {len(found)} group(s) {found}; expected at least 2")
-    return Lexicon(
-        groups=expected if expected is not None else tuple(found),
-        term_to_group=mapping,
-        source=source_text,
-    )
+    groups = expected if expected is not None else tuple(found)
+    return Lexicon(groups, mapping, source=source_text)
 
 
 def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:

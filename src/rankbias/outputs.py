@@ -306,22 +306,16 @@ class TableWriter:
         self.target = Path(target)
         self.format = table_format(self.target, option)
         self.rows = 0
-        self._context = None
-        self._handle = None
-        self._raw = None
         self._parquet = None
 
     def __enter__(self) -> TableWriter:
         self._context = atomic_path(self.target)
-        temporary = self._context.__enter__()
+        self._temporary = self._context.__enter__()
         if self.format.kind != "parquet":
-            self._raw = open(temporary, "wb")
+            self._raw = binary = open(self._temporary, "wb")
             if self.format.gzip:
                 binary = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)
-            else:
-                binary = self._raw
             self._handle = io.TextIOWrapper(binary, encoding="utf-8", newline="")
-        self._temporary = temporary
         return self
 
     def write(self, block) -> None:
@@ -358,10 +352,8 @@ class TableWriter:
 
     def __exit__(self, kind, value, traceback) -> bool:
         if kind is not None:
-            try:
+            with contextlib.suppress(Exception):  # the exception raised is the one to report
                 self._close()
-            except Exception:  # noqa: S110 - the exception already raised is the one to report
-                pass
             return bool(self._context.__exit__(kind, value, traceback))
         try:
             self._close()

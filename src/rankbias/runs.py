@@ -490,13 +490,9 @@ def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
     q_codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False).astype(np.int64)
     if _pairs_may_repeat(q_codes, table["docid"].combine_chunks()):
         return None
-    return pd.DataFrame(
-        {
-            "qid": qid.to_numpy(zero_copy_only=False).astype(object),
-            "docid": table["docid"].to_numpy().astype(object),
-            "relevance": values.astype(np.int64),
-        }
-    )
+    qids = qid.to_numpy(zero_copy_only=False).astype(object)
+    docids = table["docid"].to_numpy().astype(object)
+    return pd.DataFrame({"qid": qids, "docid": docids, "relevance": values.astype(np.int64)})
 
 
 def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
