@@ -183,9 +183,6 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
 
 
 # ---- temporary files ---------------------------------------------------------------------------
-_TEMP_PATTERN = r"\.{name}\.(\d+)\.[^.]+\.tmp"
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -199,7 +196,7 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
     """Remove (and return) the temporary files of ``target`` whose process no longer runs."""
     target = Path(target)
-    pattern = re.compile(_TEMP_PATTERN.format(name=re.escape(target.name)))
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[^.]+\.tmp")
     removed = []
     try:
         entries = list(os.scandir(target.parent))
@@ -212,12 +209,6 @@ def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed
-
-
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -258,7 +249,9 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
-            mode = _default_mode()
+            mask = os.umask(0)  # a new file's default mode
+            os.umask(mask)
+            mode = 0o666 & ~mask
         os.chmod(name, mode)
         os.replace(name, target)
         _fsync_dir(target.parent)

@@ -379,12 +379,8 @@ def _fields(line: str, where: str, lineno: int, names: tuple[str, ...]) -> list[
 
 def _integer(text: str, where: str, lineno: int, what: str) -> int:
     if not _INTEGER.fullmatch(text):
-        raise located(
-            where,
-            lineno,
-            f"{what} {text!r} is not an integer; expected ASCII digits with an optional sign, "
-            "e.g. '1'",
-        )
+        expected = "expected ASCII digits with an optional sign, e.g. '1'"
+        raise located(where, lineno, f"{what} {text!r} is not an integer; {expected}")
     return int(text)
 
 
@@ -502,12 +498,8 @@ def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
         qid, _, docid, rel = _fields(line, where, lineno, QRELS_FIELDS)
         relevance = _integer(rel, where, lineno, "relevance")
         if not _INT64_MIN <= relevance <= _INT64_MAX:
-            raise located(
-                where,
-                lineno,
-                f"relevance {rel!r} is out of range; expected a grade between {_INT64_MIN} "
-                f"and {_INT64_MAX} (usually 0…4)",
-            )
+            expected = f"expected a grade between {_INT64_MIN} and {_INT64_MAX} (usually 0…4)"
+            raise located(where, lineno, f"relevance {rel!r} is out of range; {expected}")
         if (first := seen.setdefault((qid, docid), lineno)) != lineno:
             raise located(
                 where,
