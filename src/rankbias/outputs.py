@@ -148,9 +148,7 @@ def check_output(
             "inputs such as the default word list (--terms default); expected a path elsewhere"
         )
     for source in inputs:
-        if source is None or str(source) == "" or not os.path.exists(source):
-            continue
-        if _same_file(out, Path(source)):
+        if source and os.path.exists(source) and _same_file(out, Path(source)):
             raise InputError(
                 f"{option} {out}: is the input file {source}; writing there would destroy it, "
                 "expected a different output path"
@@ -211,15 +209,10 @@ def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
+def _fsync(path: str | Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)
 
@@ -241,11 +234,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         yield Path(name)
         if PENDING_SIGNALS:  # a Terminated the interpreter swallowed: end as terminated
             raise Terminated(PENDING_SIGNALS[0])
-        fd = os.open(name, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(name)
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
@@ -254,7 +243,8 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
             mode = 0o666 & ~mask
         os.chmod(name, mode)
         os.replace(name, target)
-        _fsync_dir(target.parent)
+        with contextlib.suppress(OSError):  # the rename is durable where directories sync
+            _fsync(target.parent)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
