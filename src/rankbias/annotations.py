@@ -1,31 +1,27 @@
 """Per-document annotation files: polarisation scores (Duo) and protected-group membership
 (rND, rKL).
 
-Comma- or tab-separated tables (a tab in the header means TSV) with a header naming the
-columns, opened by :mod:`rankbias.inputs`: polarisation scores ``docid,score`` (any query) or
-``qid,docid,score``, a finite decimal; group membership ``docid,protected``, ``1`` or ``0``.
-Refused, naming file and line: another header, another number of fields, an empty id, a bad
-value, an id given twice, no data line.
+CSV or TSV (a tab in the header) with a header naming the columns: ``docid,score`` (any query)
+or ``qid,docid,score``, a finite decimal; ``docid,protected``, ``1`` or ``0``.  Refused, naming
+file and line: another header, another number of fields, an empty id, a bad value, an id given
+twice, no data line.
 """
 
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
 from rankbias.errors import located
-from rankbias.inputs import Source, open_lines, source_name
+from rankbias.inputs import DECIMAL, Source, open_lines, source_name
 
 __all__ = ["read_polarisation", "read_group_membership"]
 
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-
 
 def _read_table(source: Source, what: str, layouts: tuple[tuple[str, ...], ...], parse):
-    """Rows of ``source`` under the first of ``layouts`` its header matches; ``parse(text,
-    where, number)`` reads the value column."""
+    """Rows of ``source`` under the one of ``layouts`` its header names; ``parse(text, where,
+    number)`` reads the value column."""
     name = source_name(source)
     lines = open_lines(source, what)
     header = next(lines, None)
@@ -37,28 +33,24 @@ def _read_table(source: Source, what: str, layouts: tuple[tuple[str, ...], ...],
     columns = tuple(c.strip().lower() for c in text.split(separator))
     if columns not in layouts:
         raise located(name, number, f"header {text!r}: expected the columns {expected}")
-    keys = columns[:-1]
+    keys = "/".join(columns[:-1])
+    shape = f"{len(columns)} ({','.join(columns)}) separated by "
+    shape += "a tab" if separator == "\t" else ","
     rows, seen = [], {}
     for number, text in lines:
         fields = text.split(separator)
         if len(fields) != len(columns):
-            raise located(
-                name,
-                number,
-                f"found {len(fields)} field(s) in {text[:80]!r}; expected {len(columns)} "
-                f"({','.join(columns)}) separated by {'a tab' if separator == chr(9) else ','}",
-            )
+            found = f"found {len(fields)} field(s) in {text[:80]!r}"
+            raise located(name, number, f"{found}; expected {shape}")
         key = tuple(f.strip() for f in fields[:-1])
         if any(not k for k in key):
-            raise located(name, number, f"empty {'/'.join(keys)}; expected an id")
-        if key in seen:
+            raise located(name, number, f"empty {keys}; expected an id")
+        if (first := seen.setdefault(key, number)) != number:
             raise located(
                 name,
                 number,
-                f"{'/'.join(keys)} {', '.join(key)} is already given on line {seen[key]}; "
-                "expected each once",
+                f"{keys} {', '.join(key)} is already given on line {first}; expected each once",
             )
-        seen[key] = number
         rows.append((*key, parse(fields[-1].strip(), name, number)))
     if not rows:
         raise located(name, None, f"the {what} has a header but no data line")
@@ -66,7 +58,7 @@ def _read_table(source: Source, what: str, layouts: tuple[tuple[str, ...], ...],
 
 
 def _score(text: str, name: str, number: int) -> float:
-    if not _DECIMAL.fullmatch(text) or not math.isfinite(float(text)):
+    if not DECIMAL.fullmatch(text) or not math.isfinite(float(text)):
         raise located(name, number, f"score {text!r}: expected a finite decimal number")
     return float(text)
 

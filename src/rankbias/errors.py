@@ -1,9 +1,6 @@
-"""Errors raised on bad input.
-
-Every reader in the package raises :class:`InputError` (a ``ValueError``) whose message names
-the file, the line or id, what was found and what was expected.  The command line prints the
-message and exits with status 2; nothing is skipped silently.
-"""
+"""Errors raised on bad input: every reader raises :class:`InputError` (a ``ValueError``) naming
+the file, the line or id, what was found and what was expected; nothing is skipped silently.
+The command line prints the message and exits with status 2."""
 
 from __future__ import annotations
 

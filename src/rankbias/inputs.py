@@ -1,15 +1,10 @@
-"""Opening input files: the one place where the package turns a path or a stream into bytes.
+"""Opening input files: every reader turns a path or a stream into bytes here.
 
-Every reader opens its input here, so the same rules hold everywhere:
-
-- **Paths and streams.**  A path or an open file object (binary or text); pipes, FIFOs and
-  ``<(zcat run.gz)`` are read once, sequentially, emptiness judged by what is read.
-- **Compression by content.**  Gzip by its magic bytes, whatever the name; a ``.gz`` name on
-  other content, or a truncated or corrupt gzip stream, is refused.
-- **Text.**  UTF-8, a leading byte-order mark dropped; ``\\n``, ``\\r\\n`` and a lone ``\\r``
-  all end lines; a non-UTF-8 byte is refused naming line, column and byte.
-- **Errors.**  A missing, unreadable or failing input is an
-  :class:`~rankbias.errors.InputError` naming it and what was expected (``what``).
+A path or an open file object (binary or text; pipes are read once, sequentially); gzip by its
+magic bytes whatever the name (a ``.gz`` name on other content, a truncated or corrupt stream
+refused); UTF-8 text, a leading byte-order mark dropped, ``\\n``, ``\\r\\n`` and ``\\r`` all end
+lines.  A missing, unreadable or malformed input is an :class:`~rankbias.errors.InputError`
+naming it and what was expected (``what``).
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -43,6 +39,8 @@ Source = str | os.PathLike | IO
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
+#: a decimal number as data files write it (no '1_000', 'inf', ' 1', which float() accepts)
+DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def source_name(source: Source) -> str:
@@ -97,11 +95,10 @@ class PrefixedStream(io.RawIOBase):
 class _Guarded(io.RawIOBase):
     """Turns the errors of reading a (decompressing) stream into :class:`InputError`."""
 
-    def __init__(self, stream, name: str, what: str, compressed: bool):
+    def __init__(self, stream, name: str, what: str):
         self._stream = stream
         self._name = name
         self._what = what
-        self._compressed = compressed
 
     def readable(self) -> bool:
         return True
@@ -123,9 +120,7 @@ class _Guarded(io.RawIOBase):
                 f"corrupt gzip data ({exc}); expected a gzip-compressed {self._what}",
             ) from None
         except OSError as exc:
-            raise located(
-                self._name, None, f"reading failed ({exc.strerror or exc}); expected a {self._what}"
-            ) from None
+            raise _read_failed(self._name, self._what, exc) from None
         buffer[: len(data)] = data
         return len(data)
 
@@ -137,19 +132,17 @@ class _Guarded(io.RawIOBase):
 
 def _open_raw(path: str, what: str):
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed by open_binary
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller
     except FileNotFoundError:
-        raise located(path, None, f"no such file; expected a {what}") from None
+        problem = "no such file"
     except IsADirectoryError:
-        raise located(path, None, f"is a directory; expected a {what} (a file)") from None
+        problem = "is a directory"
+        what = f"{what} (a file)"
     except PermissionError:
-        raise located(
-            path, None, f"cannot be read (permission denied); expected a {what}"
-        ) from None
+        problem = "cannot be read (permission denied)"
     except OSError as exc:
-        raise located(
-            path, None, f"cannot be opened ({exc.strerror or exc}); expected a {what}"
-        ) from None
+        problem = f"cannot be opened ({exc.strerror or exc})"
+    raise located(path, None, f"{problem}; expected a {what}")
 
 
 def _read_head(stream, name: str, what: str) -> bytes:
@@ -166,10 +159,12 @@ def _read_head(stream, name: str, what: str) -> bytes:
     except IsADirectoryError:
         raise located(name, None, f"is a directory; expected a {what} (a file)") from None
     except OSError as exc:
-        raise located(
-            name, None, f"reading failed ({exc.strerror or exc}); expected a {what}"
-        ) from None
+        raise _read_failed(name, what, exc) from None
     return head
+
+
+def _read_failed(name: str, what: str, exc: OSError) -> InputError:
+    return located(name, None, f"reading failed ({exc.strerror or exc}); expected a {what}")
 
 
 def _check_suffix(name: str, head: bytes, what: str) -> None:
@@ -187,53 +182,35 @@ def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
     """A binary stream of the decompressed content of ``source`` (a stream passed in is not
     closed); ``what`` names the expected input in messages ("run file", …)."""
     name = source_name(source)
-    if _is_path(source):
-        raw = _open_raw(name, what)
-        owned = True
-    else:
-        raw = getattr(source, "buffer", source) if isinstance(source, io.TextIOBase) else source
-        owned = False
-    try:
+    with contextlib.ExitStack() as stack:
+        if _is_path(source):
+            raw = stack.enter_context(_open_raw(name, what))
+        else:
+            raw = getattr(source, "buffer", source) if isinstance(source, io.TextIOBase) else source
         head = _read_head(raw, name, what)
         stream = io.BufferedReader(PrefixedStream(head, raw), _CHUNK)
-        compressed = head == GZIP_MAGIC
         _check_suffix(name, head, what)
-        if compressed:
+        if head == GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")
-        yield io.BufferedReader(_Guarded(stream, name, what, compressed), _CHUNK)
-    finally:
-        if owned:
-            raw.close()
+        yield io.BufferedReader(_Guarded(stream, name, what), _CHUNK)
 
 
 def read_bytes(source: Source, what: str = "file") -> bytes:
     """The whole decompressed content of ``source``, a leading byte-order mark removed."""
     name = source_name(source)
     if _is_path(source):
-        raw = _open_raw(name, what)
-        try:
-            data = raw.read()
-        except OSError as exc:
-            raise located(
-                name, None, f"reading failed ({exc.strerror or exc}); expected a {what}"
-            ) from None
-        finally:
-            raw.close()
+        with _open_raw(name, what) as raw:
+            try:
+                data = raw.read()
+            except OSError as exc:
+                raise _read_failed(name, what, exc) from None
         _check_suffix(name, data[:2], what)
-        if data[:2] == GZIP_MAGIC:
-            data = _decompress(data, name, what)
-    else:
-        with open_binary(source, what) as stream:
-            data = stream.read()
-    return data[len(BOM) :] if data.startswith(BOM) else data
-
-
-def _decompress(data: bytes, name: str, what: str) -> bytes:
-    with open_binary(io.BytesIO(data), what) as stream:
-        try:
-            return stream.read()
-        except InputError as exc:  # name the file, not the in-memory copy
-            raise InputError(str(exc).replace("<stream>", name, 1)) from None
+        if data[:2] != GZIP_MAGIC:
+            return data.removeprefix(BOM)
+        source = io.BytesIO(data)
+        source.name = name  # messages name the file, not the in-memory copy
+    with open_binary(source, what) as stream:
+        return stream.read().removeprefix(BOM)
 
 
 _INNER_BOM = (
@@ -283,8 +260,7 @@ def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
             if len(data) < len(BOM) and BOM.startswith(data):
                 carry = data  # too short to tell; wait for more
                 continue
-            if data.startswith(BOM):
-                data = data[len(BOM) :]
+            data = data.removeprefix(BOM)
             first = False
         # keep the last (possibly incomplete) line, and a final '\r' that may precede '\n'
         cut = max(data.rfind(b"\n"), data.rfind(b"\r"))

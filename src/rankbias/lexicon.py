@@ -62,7 +62,7 @@ class Lexicon:
         if len(set(groups)) != len(groups):
             raise InputError(f"{self.source}: group labels repeat in {list(groups)}")
         mapping = dict(self.term_to_group)
-        unknown = sorted({g for g in mapping.values()} - set(groups))
+        unknown = sorted(set(mapping.values()) - set(groups))
         if unknown:
             raise InputError(f"{self.source}: terms assigned to unknown group(s) {unknown}")
         by_group = {g: tuple(sorted(t for t, tg in mapping.items() if tg == g)) for g in groups}
@@ -142,16 +142,8 @@ def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, st
     return fields[0], fields[1]
 
 
-def _invisible(text: str) -> str | None:
-    """The first control or format character of ``text`` (e.g. a zero-width space) as
-    ``U+XXXX``, or ``None``."""
-    for ch in text:
-        if unicodedata.category(ch) in ("Cc", "Cf"):
-            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
-    return None
-
-
 def _check_field(where: str, number: int, line: str, value: str, what: str, names: str) -> None:
+    """Refuse a quoted ``value`` or one with a control or format character (zero-width space)."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         raise located(
             where,
@@ -159,14 +151,15 @@ def _check_field(where: str, number: int, line: str, value: str, what: str, name
             f"{what} {value} is quoted in {line!r}; expected unquoted '{names}' fields "
             f"(the quotes would become part of the {what})",
         )
-    hidden = _invisible(value)
-    if hidden is not None:
-        raise located(
-            where,
-            number,
-            f"{what} {value!r} contains the invisible character {hidden}; expected visible "
-            "text only (it would never match the text)",
-        )
+    for ch in value:
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            hidden = f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
+            raise located(
+                where,
+                number,
+                f"{what} {value!r} contains the invisible character {hidden}; expected visible "
+                "text only (it would never match the text)",
+            )
 
 
 def normalise_label(label: str) -> str:
@@ -231,7 +224,6 @@ def _lexicon_from_lines(
         source_text = f"{where} (header {first_line!r} skipped)"
         if not parsed:
             raise located(where, None, "the word list has a header but no terms")
-    mapping: dict[str, str] = {}
     first_seen: dict[str, tuple[int, str]] = {}
     for number, line, raw_term, raw_label in parsed:
         term, group = normalise_term(raw_term), normalise_label(raw_label)
@@ -259,24 +251,20 @@ def _lexicon_from_lines(
             raise located(
                 where, number, f"unknown group label {group!r}; expected one of {list(expected)}"
             )
-        if term in first_seen:
-            line0, group0 = first_seen[term]
+        line0, group0 = first_seen.setdefault(term, (number, group))
+        if line0 != number:
             raise located(
                 where,
                 number,
                 f"term {term!r} (group {group!r}) is already listed on line {line0} "
                 f"(group {group0!r}); expected each term once",
             )
-        first_seen[term] = (number, group)
-        mapping[term] = group
+    mapping = {term: group for term, (_, group) in first_seen.items()}
     found = sorted(set(mapping.values()))
     if expected is None and len(found) < 2:
         raise located(where, None, f"found {len(found)} group(s) {found}; expected at least 2")
-    return Lexicon(
-        groups=expected if expected is not None else tuple(found),
-        term_to_group=mapping,
-        source=source_text,
-    )
+    groups = expected if expected is not None else tuple(found)
+    return Lexicon(groups, mapping, source=source_text)
 
 
 def read_pairs(source: Source) -> tuple[tuple[str, str], ...]:

@@ -1,19 +1,16 @@
 """Every file ``rankbias`` writes goes through this module.
 
-- **Never half-written.**  :func:`atomic_path` (under every writer here) writes a fresh
-  temporary file ``.<name>.<pid>.<random>.tmp`` beside the target, flushes it and renames
-  it over the target: a reader sees the previous or the new complete file.
-- **Nothing left behind.**  On any error the temporary file is removed and the previous output
-  kept; :func:`handle_signals` turns ``SIGTERM``/``SIGHUP`` into an exception so this runs; a
-  killed writer's file is removed by the next write of the same target.
-- **Checked before the work.**  :func:`check_output`.
-
-Table formats follow the suffix: ``.csv``, ``.tsv``, ``.parquet``, ``.csv.gz``/``.tsv.gz``
-(zero gzip time stamp: equal tables give equal bytes).
+:func:`atomic_path` writes a temporary file ``.<name>.<pid>.<random>.tmp`` beside the target,
+flushes it and renames it over the target, or on any error removes it and keeps the previous
+output (:func:`handle_signals` turns ``SIGTERM``/``SIGHUP`` into an exception so this runs; a
+killed writer's file is removed by the next write of the target).  :func:`check_output` checks
+an output before the work.  Table formats follow the suffix: ``.csv``, ``.tsv``, ``.parquet``,
+``.csv.gz``/``.tsv.gz`` (zero gzip time stamp: equal tables give equal bytes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import io
@@ -24,7 +21,6 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,10 +46,8 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".csv.gz", ".tsv.gz")
 
 # temporary files of this process that exist right now (removed by the signal handler too)
 _LIVE_TEMPS: set[str] = set()
-#: Signals received while :func:`handle_signals` was active.  The handler raises
-#: :class:`Terminated`, but Python swallows an exception raised while the main thread runs a
-#: finaliser (``__del__``, a weakref callback); the record makes sure the command still ends
-#: as terminated, never as an error about the temporary file the handler removed.
+#: Signals received while :func:`handle_signals` was active: a :class:`Terminated` raised inside
+#: a finaliser is swallowed by Python, and this record still ends the command as terminated.
 PENDING_SIGNALS: list[int] = []
 
 
@@ -65,10 +59,6 @@ class TableFormat:
 
     kind: str
     gzip: bool = False
-
-    @property
-    def separator(self) -> str:
-        return "\t" if self.kind == "tsv" else ","
 
 
 def table_format(path: str | os.PathLike[str], option: str = "--out") -> TableFormat:
@@ -158,9 +148,7 @@ def check_output(
             "inputs such as the default word list (--terms default); expected a path elsewhere"
         )
     for source in inputs:
-        if source is None or str(source) == "" or not os.path.exists(source):
-            continue
-        if _same_file(out, Path(source)):
+        if source and os.path.exists(source) and _same_file(out, Path(source)):
             raise InputError(
                 f"{option} {out}: is the input file {source}; writing there would destroy it, "
                 "expected a different output path"
@@ -193,29 +181,20 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
 
 
 # ---- temporary files ---------------------------------------------------------------------------
-_TEMP_PATTERN = r"\.{name}\.(\d+)\.[^.]+\.tmp"
-
-
-def _temp_prefix(target: Path) -> str:
-    return f".{target.name}.{os.getpid()}."
-
-
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # exists, owned by someone else
-        return True
+        pass
     return True
 
 
 def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
     """Remove (and return) the temporary files of ``target`` whose process no longer runs."""
     target = Path(target)
-    pattern = re.compile(_TEMP_PATTERN.format(name=re.escape(target.name)))
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[^.]+\.tmp")
     removed = []
     try:
         entries = list(os.scandir(target.parent))
@@ -224,72 +203,51 @@ def remove_stale_temps(target: str | os.PathLike[str]) -> list[Path]:
     for entry in entries:
         match = pattern.fullmatch(entry.name)
         if match and not _pid_alive(int(match.group(1))):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
-            except FileNotFoundError:
-                pass
     return removed
 
 
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
+def _fsync(path: str | Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)
 
 
-def _resolve_target(target: str | os.PathLike[str]) -> Path:
-    """A symbolic link is followed: the file it points to is replaced, the link kept."""
-    path = Path(target)
-    if path.is_symlink():
-        return Path(os.path.realpath(path))
-    return path
-
-
-@contextmanager
+@contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a fresh temporary path beside ``target``, to write in any way; when the block ends
     it is flushed and renamed over ``target`` (a symbolic link's file), or on error removed."""
-    target = _resolve_target(target)
+    target = Path(target)
+    if target.is_symlink():  # the file it points to is replaced, the link kept
+        target = Path(os.path.realpath(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
+    prefix = f".{target.name}.{os.getpid()}."
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
     os.close(fd)
     _LIVE_TEMPS.add(name)
     try:
         yield Path(name)
         if PENDING_SIGNALS:  # a Terminated the interpreter swallowed: end as terminated
             raise Terminated(PENDING_SIGNALS[0])
-        fd = os.open(name, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(name)
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
-            mode = _default_mode()
+            mask = os.umask(0)  # a new file's default mode
+            os.umask(mask)
+            mode = 0o666 & ~mask
         os.chmod(name, mode)
         os.replace(name, target)
-        _fsync_dir(target.parent)
+        with contextlib.suppress(OSError):  # the rename is durable where directories sync
+            _fsync(target.parent)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
-        except FileNotFoundError:
-            pass
         if isinstance(exc, OSError) and PENDING_SIGNALS:
             raise Terminated(PENDING_SIGNALS[0]) from None
         if isinstance(exc, OSError) and exc.filename in (None, name):
@@ -299,7 +257,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         _LIVE_TEMPS.discard(name)
 
 
-@contextmanager
+@contextlib.contextmanager
 def atomic_open(
     target: str | os.PathLike[str],
     mode: str = "w",
@@ -310,13 +268,9 @@ def atomic_open(
     ``"wb"``."""
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
-    with atomic_path(target) as temporary:
-        if mode == "wb":
-            with open(temporary, "wb") as handle:
-                yield handle
-        else:
-            with open(temporary, "w", encoding=encoding, newline=newline) as handle:
-                yield handle
+    text = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
+    with atomic_path(target) as temporary, open(temporary, mode, **text) as handle:
+        yield handle
 
 
 def write_text(target: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
@@ -335,22 +289,16 @@ class TableWriter:
         self.target = Path(target)
         self.format = table_format(self.target, option)
         self.rows = 0
-        self._context = None
-        self._handle = None
-        self._raw = None
         self._parquet = None
 
     def __enter__(self) -> TableWriter:
         self._context = atomic_path(self.target)
-        temporary = self._context.__enter__()
+        self._temporary = self._context.__enter__()
         if self.format.kind != "parquet":
-            self._raw = open(temporary, "wb")
+            self._raw = binary = open(self._temporary, "wb")
             if self.format.gzip:
                 binary = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)
-            else:
-                binary = self._raw
             self._handle = io.TextIOWrapper(binary, encoding="utf-8", newline="")
-        self._temporary = temporary
         return self
 
     def write(self, block) -> None:
@@ -371,7 +319,8 @@ class TableWriter:
             self.rows += table.num_rows
             return
         frame = block if hasattr(block, "to_csv") else block.to_pandas()
-        frame.to_csv(self._handle, sep=self.format.separator, index=False, header=self.rows == 0)
+        separator = "\t" if self.format.kind == "tsv" else ","
+        frame.to_csv(self._handle, sep=separator, index=False, header=self.rows == 0)
         self.rows += len(frame)
 
     def _close(self) -> None:
@@ -386,10 +335,8 @@ class TableWriter:
 
     def __exit__(self, kind, value, traceback) -> bool:
         if kind is not None:
-            try:
+            with contextlib.suppress(Exception):  # the exception raised is the one to report
                 self._close()
-            except Exception:  # noqa: S110 - the exception already raised is the one to report
-                pass
             return bool(self._context.__exit__(kind, value, traceback))
         try:
             self._close()
@@ -420,15 +367,7 @@ class Terminated(BaseException):
         return f"terminated by {signal.Signals(self.signum).name}"
 
 
-def _remove_live_temps() -> None:
-    for name in list(_LIVE_TEMPS):
-        try:
-            os.unlink(name)
-        except OSError:
-            pass
-
-
-@contextmanager
+@contextlib.contextmanager
 def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
     """While the block runs (in the main thread), ``SIGTERM``/``SIGHUP`` remove this process's
     temporary files and raise :class:`Terminated` (a forked child dies of the signal)."""
@@ -440,7 +379,9 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
             os.kill(os.getpid(), signum)
             return
         PENDING_SIGNALS.append(signum)
-        _remove_live_temps()
+        for name in list(_LIVE_TEMPS):
+            with contextlib.suppress(OSError):
+                os.unlink(name)
         raise Terminated(signum)
 
     previous = {}
@@ -471,8 +412,7 @@ def _load_prctl():
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
 
@@ -489,7 +429,7 @@ def _after_fork_in_child() -> None:
     _DIE_WITH_PARENT["parent"] = os.getpid()  # for the forks of this process, in turn
 
 
-@contextmanager
+@contextlib.contextmanager
 def workers_die_with_parent():
     """While the block runs, processes forked by this one are killed by the kernel when it ends,
     even by ``kill -9`` (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing changes)."""

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, located
-from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
+from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 
@@ -96,15 +96,8 @@ class Run:
                 f"run {name!r}: document {docid[i]} appears more than once for query {qid[i]} "
                 f"({count} duplicate row(s) in all); expected each document once per query"
             )
-        counts = np.bincount(q_code, minlength=len(q_uniq))
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return cls(
-            name=name,
-            qids=np.asarray(q_uniq, dtype=object),
-            offsets=offsets,
-            docids=docid,
-            scores=score,
-        )
+        offsets = _offsets(np.bincount(q_code, minlength=len(q_uniq)))
+        return cls(name, np.asarray(q_uniq, dtype=object), offsets, docid, score)
 
     # ---- access --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -130,8 +123,7 @@ class Run:
 
     def ranks(self) -> np.ndarray:
         """1-based rank of every row, aligned with ``docids``."""
-        counts = self.list_lengths
-        starts = np.repeat(self.offsets[:-1], counts)
+        starts = np.repeat(self.offsets[:-1], self.list_lengths)
         return np.arange(len(self.docids), dtype=np.int64) - starts + 1
 
     def cut(self, k: int) -> Run:
@@ -139,16 +131,14 @@ class Run:
         if k < 1:
             raise ValueError(f"cutoff must be at least 1, found {k}")
         keep = self.ranks() <= k
-        counts = np.minimum(self.list_lengths, k)
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        offsets = _offsets(np.minimum(self.list_lengths, k))
         return Run(self.name, self.qids, offsets, self.docids[keep], self.scores[keep])
 
     def restrict(self, qids) -> Run:
         """The run on a subset of its queries (queries it lacks are simply absent)."""
         wanted = np.isin(self.qids, np.asarray(list(qids), dtype=object))
-        lengths = self.list_lengths[wanted]
         rows = np.repeat(wanted, self.list_lengths)
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        offsets = _offsets(self.list_lengths[wanted])
         return Run(self.name, self.qids[wanted], offsets, self.docids[rows], self.scores[rows])
 
     def to_frame(self) -> pd.DataFrame:
@@ -167,15 +157,16 @@ class Run:
         return {q: dict(zip(d.tolist(), s.tolist(), strict=True)) for q, d, s in self}
 
 
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
 # ---- TREC run files ----------------------------------------------------------------------
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
 
-# Numbers as TREC tools write them: an integer is digits with an optional sign; a score is a
-# decimal number with an optional fraction and exponent.  Python's int() and float() accept
-# more ('1_000', ' 1', 'infinity'), so the text is matched before it is converted.
+# Numbers are matched before int() or float(), which accept more ('1_000', ' 1', 'infinity').
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _NOT_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -196,8 +187,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     :class:`~rankbias.errors.InputError` naming file and line: not six fields separated by
     spaces or tabs (a blank line included), a rank that is not ASCII digits with an optional
     sign or is negative, a score that is not a finite decimal number (``1_000``, ``0x10``,
-    ``nan``), a rank or document repeated within a query, an empty file.  Arrow parses
-    well-formed files; anything unusual is re-read line by line to name the bad line.
+    ``nan``), a rank or document repeated within a query, an empty file.
     """
     if order not in ("score", "file"):
         raise ValueError(f"order must be 'score' or 'file', found {order!r}")
@@ -209,19 +199,10 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     if run is None:
         frame = _parse_run_lines(data, where)  # raises with the file and line of the problem
         if frame.empty:
-            raise located(
-                where, None, "the run file is empty; expected lines 'qid Q0 docid rank score tag'"
-            )
+            expected = "expected lines 'qid Q0 docid rank score tag'"
+            raise located(where, None, f"the run file is empty; {expected}")
         run = Run.from_frame(frame, name=name, order="score" if order == "score" else "given")
     return run
-
-
-def _separator(data: bytes) -> bytes | None:
-    """The one field separator of ``data`` (space or tab), or ``None`` if both are in use."""
-    has_tab = b"\t" in data
-    if has_tab and b" " in data:
-        return None
-    return b"\t" if has_tab else b" "
 
 
 def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
@@ -229,15 +210,15 @@ def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    sep = _separator(data)
-    if sep is None or not data:
+    tab = b"\t" in data
+    if not data or (tab and b" " in data):  # one field separator only, a space or a tab
         return None
     try:
         table = pa_csv.read_csv(
             pa.py_buffer(data),
             read_options=pa_csv.ReadOptions(column_names=list(names)),
             parse_options=pa_csv.ParseOptions(
-                delimiter=sep.decode(),
+                delimiter="\t" if tab else " ",
                 quote_char=False,
                 double_quote=False,
                 escape_char=False,
@@ -253,11 +234,8 @@ def _arrow_table(data: bytes, names: tuple[str, ...], types: dict):
         )
     except (pa.ArrowException, ValueError, OverflowError):
         return None
-    if table.num_rows == 0:
+    if table.num_rows == 0 or any(table[c].null_count for c in table.column_names):
         return None
-    for column in table.column_names:
-        if table[column].null_count:
-            return None
     return table
 
 
@@ -272,9 +250,8 @@ def _codes_in_string_order(column) -> tuple[np.ndarray, np.ndarray]:
     order = pc.sort_indices(values).to_numpy()
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order))
-    return position[encoded.indices.to_numpy(zero_copy_only=False)], np.asarray(
-        values.take(pa.array(order)).to_pylist(), dtype=object
-    )
+    codes = position[encoded.indices.to_numpy(zero_copy_only=False)]
+    return codes, np.asarray(values.take(pa.array(order)).to_pylist(), dtype=object)
 
 
 def _nonempty(table, columns) -> bool:
@@ -289,14 +266,9 @@ def _string_hashes(strings) -> np.ndarray:
     from rankbias import kernel
 
     buffers = strings.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int32)[
-        strings.offset : strings.offset + len(strings) + 1
-    ]
-    data = (
-        np.frombuffer(buffers[2], dtype=np.uint8)
-        if buffers[2] is not None
-        else np.zeros(1, np.uint8)
-    )
+    start = strings.offset
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[start : start + len(strings) + 1]
+    data = np.zeros(1, np.uint8) if buffers[2] is None else np.frombuffer(buffers[2], np.uint8)
     return kernel.string_hasher()(data, offsets.astype(np.int64))
 
 
@@ -347,19 +319,10 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    string = pa.string()
-    types = {
-        "qid": pa.dictionary(pa.int32(), string),
-        "Q0": string,
-        "docid": string,
-        "rank": string,
-        "score": pa.float64(),
-        "tag": string,
-    }
+    types = dict.fromkeys(RUN_FIELDS, pa.string())
+    types |= {"qid": pa.dictionary(pa.int32(), pa.string()), "score": pa.float64()}
     table = _arrow_table(data, RUN_FIELDS, types)
-    if table is None:
-        return None
-    if not _nonempty(table, ("Q0", "docid", "tag")):
+    if table is None or not _nonempty(table, ("Q0", "docid", "tag")):
         return None
     if not pc.all(pc.ascii_is_decimal(table["rank"])).as_py():  # no sign, no '', no '1.5'
         return None
@@ -383,15 +346,9 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
         rows = _by_score(q_codes, score, docid)
     else:
         rows = np.argsort(q_codes, kind="stable")  # queries grouped, line order kept
-    counts = np.bincount(q_codes, minlength=len(qids))
+    offsets = _offsets(np.bincount(q_codes, minlength=len(qids)))
     ordered = docid.take(pa.array(rows))
-    run = Run(
-        name=name,
-        qids=qids,
-        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        docids=ordered.to_numpy(zero_copy_only=False),
-        scores=score[rows],
-    )
+    run = Run(name, qids, offsets, ordered.to_numpy(zero_copy_only=False), score[rows])
     object.__setattr__(run, "_arrow", (run.docids, ordered))  # see arrow_docids
     return run
 
@@ -407,123 +364,87 @@ def arrow_docids(run: Run):
     return pa.array(np.asarray(run.docids, dtype=object), type=pa.string())
 
 
-def _fields(line: str) -> list[str]:
+def _fields(line: str, where: str, lineno: int, names: tuple[str, ...]) -> list[str]:
+    """The fields of ``line``, refused unless there is one for each of ``names``."""
     text = line.strip(" \t")
-    return _FIELD_SEPARATOR.split(text) if text else []
-
-
-def _shown(line: str) -> str:
-    return repr(line[:80] + ("…" if len(line) > 80 else ""))
-
-
-def _field_count_error(where: str, lineno: int, line: str, fields: list[str], names) -> InputError:
+    fields = _FIELD_SEPARATOR.split(text) if text else []
+    if len(fields) == len(names):
+        return fields
     expected = f"expected {len(names)} fields: {' '.join(names)} separated by spaces or tabs"
     if not fields:
-        return located(where, lineno, f"found a blank line; {expected}")
-    return located(where, lineno, f"found {len(fields)} field(s) in {_shown(line)}; {expected}")
+        raise located(where, lineno, f"found a blank line; {expected}")
+    shown = repr(line[:80] + ("…" if len(line) > 80 else ""))
+    raise located(where, lineno, f"found {len(fields)} field(s) in {shown}; {expected}")
 
 
 def _integer(text: str, where: str, lineno: int, what: str) -> int:
     if not _INTEGER.fullmatch(text):
-        raise located(
-            where,
-            lineno,
-            f"{what} {text!r} is not an integer; expected ASCII digits with an optional sign, "
-            "e.g. '1'",
-        )
+        expected = "expected ASCII digits with an optional sign, e.g. '1'"
+        raise located(where, lineno, f"{what} {text!r} is not an integer; {expected}")
     return int(text)
 
 
 def _score(text: str, where: str, lineno: int) -> float:
     if _NOT_FINITE.fullmatch(text):
-        raise located(where, lineno, f"score {text!r} is not finite; expected a finite number")
-    if not _NUMBER.fullmatch(text):
-        raise located(
-            where,
-            lineno,
-            f"score {text!r} is not a number; expected a decimal number, e.g. '12.5' or '-1.2e-3'",
-        )
-    value = float(text)
-    if not np.isfinite(value):
-        raise located(
-            where, lineno, f"score {text!r} overflows a 64-bit float; expected a finite number"
-        )
-    return value
+        problem = "is not finite; expected a finite number"
+    elif not DECIMAL.fullmatch(text):
+        problem = "is not a number; expected a decimal number, e.g. '12.5' or '-1.2e-3'"
+    elif not np.isfinite(float(text)):
+        problem = "overflows a 64-bit float; expected a finite number"
+    else:
+        return float(text)
+    raise located(where, lineno, f"score {text!r} {problem}")
 
 
 def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
     """The line-by-line reader: slow, but names the first bad line precisely."""
-    qids: list[str] = []
-    docids: list[str] = []
-    scores: list[float] = []
+    rows: list[tuple[str, str, float]] = []
     doc_line: dict[tuple[str, str], int] = {}
     rank_line: dict[tuple[str, int], int] = {}
     for lineno, line in iter_lines(data, where):
-        fields = _fields(line)
-        if len(fields) != 6:
-            raise _field_count_error(where, lineno, line, fields, RUN_FIELDS)
-        qid, _, docid, rank_text, score_text, _ = fields
+        qid, _, docid, rank_text, score_text, _ = _fields(line, where, lineno, RUN_FIELDS)
         rank = _integer(rank_text, where, lineno, "rank")
         if rank < 0:
             raise located(
                 where, lineno, f"rank {rank_text!r} is negative; expected a rank ≥ 0 (usually 1…n)"
             )
         value = _score(score_text, where, lineno)
-        if (qid, docid) in doc_line:
+        if (first := doc_line.setdefault((qid, docid), lineno)) != lineno:
             raise located(
                 where,
                 lineno,
-                f"document {docid} already listed for query {qid} on line "
-                f"{doc_line[(qid, docid)]}; expected each document once per query",
+                f"document {docid} already listed for query {qid} on line {first}; expected "
+                "each document once per query",
             )
-        if (qid, rank) in rank_line:
+        if (first := rank_line.setdefault((qid, rank), lineno)) != lineno:
             raise located(
                 where,
                 lineno,
-                f"rank {rank} already used for query {qid} on line {rank_line[(qid, rank)]}; "
+                f"rank {rank} already used for query {qid} on line {first}; "
                 "expected each rank once per query",
             )
-        doc_line[(qid, docid)] = lineno
-        rank_line[(qid, rank)] = lineno
-        qids.append(qid)
-        docids.append(docid)
-        scores.append(value)
-    return pd.DataFrame({"qid": qids, "docid": docids, "score": scores})
+        rows.append((qid, docid, value))
+    return pd.DataFrame(rows, columns=["qid", "docid", "score"])
 
 
 def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
     """Write a run in TREC format, ranks 1..n in the run's order, scores to 6 decimals
     (a ValueError where rounding would change the order)."""
-    path = Path(path)
+    from rankbias.outputs import write_text
+
     tag = tag or run.name
-    frame = run.to_frame()
-    rounded = np.round(frame["score"].to_numpy(), 6)
-    same_q = frame["qid"].to_numpy()[1:] == frame["qid"].to_numpy()[:-1]
-    collapsed = (
-        same_q
-        & (rounded[1:] == rounded[:-1])
-        & (frame["score"].to_numpy()[1:] != frame["score"].to_numpy()[:-1])
-    )
-    docs = frame["docid"].to_numpy()
-    reordered = collapsed & (docs[1:] < docs[:-1])
+    qids, docs, scores = np.repeat(run.qids, run.list_lengths), run.docids, run.scores
+    rounded = np.round(scores, 6)
+    collapsed = (rounded[1:] == rounded[:-1]) & (scores[1:] != scores[:-1])
+    reordered = (qids[1:] == qids[:-1]) & collapsed & (docs[1:] < docs[:-1])
     if reordered.any():
         i = int(np.flatnonzero(reordered)[0])
         raise ValueError(
             f"run {run.name!r}: scores of {docs[i]} and {docs[i + 1]} (query "
-            f"{frame['qid'].iloc[i]}) differ below 1e-6; writing them would change the order"
+            f"{qids[i]}) differ below 1e-6; writing them would change the order"
         )
-    lines = (
-        frame["qid"].astype(str)
-        + " Q0 "
-        + frame["docid"].astype(str)
-        + " "
-        + frame["rank"].astype(str)
-        + " "
-        + pd.Series(rounded).map(lambda v: f"{v:.6f}")
-        + f" {tag}"
-    )
-    from rankbias.outputs import write_text
-
+    rows = zip(qids, docs, run.ranks().tolist(), rounded.tolist(), strict=True)
+    lines = [f"{q} Q0 {d} {r} {s:.6f} {tag}" for q, d, r, s in rows]
     write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place
 
 
@@ -541,12 +462,9 @@ def read_qrels(source: Source) -> pd.DataFrame:
     frame = _read_qrels_fast(data)
     if frame is None:
         frame = _parse_qrels_lines(data, where)
-        if frame.empty:
-            raise located(
-                where,
-                None,
-                "the qrels file is empty; expected lines 'qid iteration docid relevance'",
-            )
+    if frame.empty:
+        expected = "expected lines 'qid iteration docid relevance'"
+        raise located(where, None, f"the qrels file is empty; {expected}")
     return frame
 
 
@@ -554,9 +472,7 @@ def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    string = pa.string()
-    types = {"qid": string, "iteration": string, "docid": string, "relevance": string}
-    table = _arrow_table(data, QRELS_FIELDS, types)
+    table = _arrow_table(data, QRELS_FIELDS, dict.fromkeys(QRELS_FIELDS, pa.string()))
     if table is None or not _nonempty(table, QRELS_FIELDS):
         return None
     relevance = table["relevance"]
@@ -570,39 +486,27 @@ def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
     q_codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False).astype(np.int64)
     if _pairs_may_repeat(q_codes, table["docid"].combine_chunks()):
         return None
-    return pd.DataFrame(
-        {
-            "qid": qid.to_numpy(zero_copy_only=False).astype(object),
-            "docid": table["docid"].to_numpy().astype(object),
-            "relevance": values.astype(np.int64),
-        }
-    )
+    qids = qid.to_numpy(zero_copy_only=False).astype(object)
+    docids = table["docid"].to_numpy().astype(object)
+    return pd.DataFrame({"qid": qids, "docid": docids, "relevance": values.astype(np.int64)})
 
 
 def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
     rows: list[tuple[str, str, int]] = []
     seen: dict[tuple[str, str], int] = {}
     for lineno, line in iter_lines(data, where):
-        fields = _fields(line)
-        if len(fields) != 4:
-            raise _field_count_error(where, lineno, line, fields, QRELS_FIELDS)
-        qid, _, docid, rel = fields
+        qid, _, docid, rel = _fields(line, where, lineno, QRELS_FIELDS)
         relevance = _integer(rel, where, lineno, "relevance")
         if not _INT64_MIN <= relevance <= _INT64_MAX:
+            expected = f"expected a grade between {_INT64_MIN} and {_INT64_MAX} (usually 0…4)"
+            raise located(where, lineno, f"relevance {rel!r} is out of range; {expected}")
+        if (first := seen.setdefault((qid, docid), lineno)) != lineno:
             raise located(
                 where,
                 lineno,
-                f"relevance {rel!r} is out of range; expected a grade between {_INT64_MIN} "
-                f"and {_INT64_MAX} (usually 0…4)",
+                f"document {docid} already judged for query {qid} on line {first}; "
+                "expected one judgement per pair",
             )
-        if (qid, docid) in seen:
-            raise located(
-                where,
-                lineno,
-                f"document {docid} already judged for query {qid} on line "
-                f"{seen[(qid, docid)]}; expected one judgement per pair",
-            )
-        seen[(qid, docid)] = lineno
         rows.append((qid, docid, relevance))
     frame = pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
     frame["relevance"] = frame["relevance"].astype(np.int64)
@@ -613,12 +517,6 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
     """Write a ``qid, docid, relevance`` table as TREC qrels (iteration column ``0``)."""
     from rankbias.outputs import write_text
 
-    path = Path(path)
-    lines = (
-        qrels["qid"].astype(str)
-        + " 0 "
-        + qrels["docid"].astype(str)
-        + " "
-        + qrels["relevance"].astype(int).astype(str)
-    )
+    rows = zip(qrels["qid"], qrels["docid"], qrels["relevance"].astype(int), strict=True)
+    lines = [f"{q} 0 {d} {r}" for q, d, r in rows]
     write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place
