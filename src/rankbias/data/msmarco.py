@@ -21,17 +21,6 @@ INSTALL_HINT = "pip install 'rankbias[msmarco]'"
 FILE_SUFFIXES = (".tsv", ".gz", ".txt", ".tsv.gz")
 
 
-def _ir_datasets():
-    """The ``ir_datasets`` module, imported on first use."""
-    try:
-        return importlib.import_module("ir_datasets")
-    except ImportError as exc:
-        raise InputError(
-            f"reading an ir_datasets collection needs the optional package ir_datasets, "
-            f"which is not installed ({exc}); install it with: {INSTALL_HINT}"
-        ) from exc
-
-
 def _is_file_source(source: str | os.PathLike[str]) -> bool:
     if isinstance(source, os.PathLike):
         return True
@@ -88,7 +77,13 @@ def _stream_tsv(path: Path) -> Iterator[tuple[str, str]]:
 def iter_collection_ir_datasets(dataset_id: str) -> Iterator[tuple[str, str]]:
     """Yield ``(doc_id, text)`` of the ``ir_datasets`` dataset (``text``, else
     ``default_text()``); a missing ``ir_datasets`` or an unknown id raises at once."""
-    ir_datasets = _ir_datasets()
+    try:
+        ir_datasets = importlib.import_module("ir_datasets")
+    except ImportError as exc:
+        raise InputError(
+            f"reading an ir_datasets collection needs the optional package ir_datasets, "
+            f"which is not installed ({exc}); install it with: {INSTALL_HINT}"
+        ) from exc
     try:
         dataset = ir_datasets.load(dataset_id)
     except KeyError as exc:
