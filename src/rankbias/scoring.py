@@ -40,20 +40,9 @@ __all__ = [
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
-DEFAULT_MEASURES = (
-    "rab_tc",
-    "rab_tf",
-    "rab_bool",
-    "arab_tc",
-    "arab_tf",
-    "arab_bool",
-    "fairr",
-    "nfairr",
-    "awrf",
-    "rbdf",
-    "ted",
-    "texfair",
-    "texfair_norbdf",
+DEFAULT_MEASURES = tuple(
+    "rab_tc rab_tf rab_bool arab_tc arab_tf arab_bool fairr nfairr awrf rbdf ted texfair "
+    "texfair_norbdf".split()
 )
 MISSING_POLICIES = ("error", "neutral")
 SHOW_IDS = 5
@@ -154,12 +143,8 @@ def plan_measures(
     requests = [parse_measure(item) for item in dict.fromkeys(metrics)]
     cutoffs = _check_cutoffs(cutoffs)
     plan = [
-        PlannedMeasure(
-            request,
-            request.parameters(),
-            (request.cutoff,) if request.cutoff is not None else cutoffs,
-        )
-        for request in requests
+        PlannedMeasure(r, r.parameters(), (r.cutoff,) if r.cutoff is not None else cutoffs)
+        for r in requests
     ]
     labels = [(entry.label, k) for entry in plan for k in entry.cutoffs]
     if len(set(labels)) != len(labels):
@@ -184,10 +169,9 @@ def _check_cutoffs(cutoffs: Sequence[int]) -> tuple[int, ...]:
 
 
 def collection_aggregates(plan: Sequence[PlannedMeasure], stats: DocStats | None) -> dict:
-    """What the measures of ``plan`` need from the whole collection (a measure's declared
-    ``aggregate``, such as NFaiRR's ideal under its own τ), computed once from ``stats``:
-    ``{(label, cutoffs): value}``.  Every engine computes them here, from the whole
-    collection's statistics, and hands them to the scoring of each part."""
+    """``{(label, cutoffs): value}``: what the measures of ``plan`` need from the whole
+    collection (a measure's ``aggregate``, such as NFaiRR's ideal under its τ), from ``stats``;
+    every engine computes them here and hands them to the scoring of each part."""
     out = {}
     for entry in plan:
         measure = entry.request.measure
@@ -207,10 +191,9 @@ def _ranked_rows(
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
         ids = pd.unique(run.docids[absent])
-        shown = _some_ids(ids)
         raise InputError(
             f"{role} {run.name!r} names {len(ids)} document(s) absent from the collection "
-            f"({len(absent)} retrieved row(s)), e.g. {shown}; expected every docid in the "
+            f"({len(absent)} retrieved row(s)), e.g. {_some_ids(ids)}; expected every docid in the "
             "collection (or missing='neutral' to count them as neutral, as the released code does)"
         )
     matrix = pad_lists(run.offsets, rows, max(width, 1), fill=-1)
@@ -295,9 +278,8 @@ class RankedInputs:
                 "background=run needs a background run; expected score_runs(background=<Run>)"
             )
         run = self.run
-        present = np.isin(run.qids, background.qids)
-        if not present.all():
-            lacking = run.qids[~present]
+        lacking = run.qids[~np.isin(run.qids, background.qids)]
+        if len(lacking):
             raise InputError(
                 f"background run {background.name!r} has no documents for {len(lacking)} "
                 f"query(ies) of run {run.name!r}, e.g. {_some_ids(lacking)}; "
@@ -312,8 +294,10 @@ class RankedInputs:
         return _gather(per_document, rows, absent_value), lengths
 
     # ---- other inputs -------------------------------------------------------------------
-    def _per_pair(self, kind: Input, table: pd.Series, what: str) -> np.ndarray:
-        """Values of a (qid, docid)-indexed series at every ranked position (NaN = padding)."""
+    def _per_pair(self, kind: Input, what: str) -> np.ndarray:
+        """Values of the supplied ``kind`` (a series by (qid, docid) or by docid) at every ranked
+        position (NaN = padding)."""
+        table = self.supplied[kind]
         qids = np.repeat(self.run.qids, self.run.list_lengths)
         keep = np.concatenate([np.arange(n) < self.width for n in self.run.list_lengths])
         qids, docids = qids[keep], self.run.docids[keep]
@@ -328,24 +312,19 @@ class RankedInputs:
                 f"{qids[first]!r}, which has no {what} ({int(found.isna().sum())} such "
                 "position(s)); expected one for every ranked document within the cut-offs"
             )
-        lengths = self.list_lengths
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(self.list_lengths)]).astype(np.int64)
         return pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
 
     def polarisation(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` polarisation scores in rank order, and the list lengths."""
         if "polarisation" not in self.cache:
-            self.cache["polarisation"] = self._per_pair(
-                Input.POLARISATION, self.supplied[Input.POLARISATION], "polarisation score"
-            )
+            self.cache["polarisation"] = self._per_pair(Input.POLARISATION, "polarisation score")
         return self.cache["polarisation"], self.list_lengths
 
     def membership(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
         if "membership" not in self.cache:
-            flags = self._per_pair(
-                Input.GROUP_MEMBERSHIP, self.supplied[Input.GROUP_MEMBERSHIP], "group membership"
-            )
+            flags = self._per_pair(Input.GROUP_MEMBERSHIP, "group membership")
             self.cache["membership"] = flags == 1.0
         return self.cache["membership"], self.list_lengths
 
@@ -372,9 +351,8 @@ class RankedInputs:
                 f"counterfactual_run: no counterfactual run for run {self.run.name!r}; the "
                 f"mapping has {sorted(supplied)}"
             )
-        present = np.isin(self.run.qids, other.qids)
-        if not present.all():
-            lacking = self.run.qids[~present]
+        lacking = self.run.qids[~np.isin(self.run.qids, other.qids)]
+        if len(lacking):
             raise InputError(
                 f"counterfactual run {other.name!r} has no list for {len(lacking)} query(ies) "
                 f"of run {self.run.name!r}, e.g. {_some_ids(lacking)}"
@@ -420,10 +398,7 @@ def _protected_flags(membership) -> pd.Series:
             f"docid, protected; found {type(membership).__name__}"
         )
     for docid, value in zip(docids, values, strict=True):
-        if not (
-            isinstance(value, bool | np.bool_)
-            or (isinstance(value, int | np.integer) and value in (0, 1))
-        ):
+        if not (isinstance(value, int | np.integer | np.bool_) and value in (0, 1)):
             raise InputError(
                 f"group_membership: document {docid!r} has protected = {value!r}; expected "
                 "True/False or 1/0"
@@ -524,8 +499,7 @@ def score_runs(
         if len(empty_q) and empty == "error":
             raise InputError(
                 f"run {run.name!r}: {len(empty_q)} query(ies) have no retrieved documents, e.g. "
-                f"{_some_ids(empty_q)}; expected at least one document "
-                "per query (or empty='nan')"
+                f"{_some_ids(empty_q)}; expected at least one document per query (or empty='nan')"
             )
         report_empty[run.name] = [str(q) for q in empty_q]
         longest = int(lengths_all.max()) if len(lengths_all) else 0

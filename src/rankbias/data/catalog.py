@@ -69,19 +69,9 @@ def _load() -> tuple[dict[str, Resource], dict[str, Bundle]]:
     sources = raw["sources"]
     entries: dict[str, Resource] = {}
     for item in raw["resources"]:
-        source = sources[item["source"]]
-        resource = Resource(
-            name=item["name"],
-            source=item["source"],
-            repository=source["repository"],
-            commit=source["commit"],
-            path=item["path"],
-            local_path=item["local_path"],
-            size=int(item["size"]),
-            sha256=item["sha256"],
-            license=source["license"],
-            description=item["description"],
-        )
+        own = ("name", "source", "path", "local_path", "sha256", "description")
+        pinned = {k: sources[item["source"]][k] for k in ("repository", "commit", "license")}
+        resource = Resource(**{k: item[k] for k in own}, **pinned, size=int(item["size"]))
         if resource.name in entries:
             raise InputError(f"{CATALOGUE_FILE}: resource {resource.name!r} is listed twice")
         entries[resource.name] = resource
