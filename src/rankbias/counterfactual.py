@@ -191,9 +191,7 @@ class Substitution:
             mapping[female], mapping[male] = male, female
         if contextual is None:
             contextual = {k: v for k, v in PRONOUN_RULE.items() if k in mapping}
-        return cls(
-            mapping=mapping, contextual=contextual, function_words=function_words, source=source
-        )
+        return cls(mapping, contextual, function_words, source)
 
     @classmethod
     def from_files(cls, *paths: str | Path, **kw) -> Substitution:
