@@ -103,9 +103,7 @@ def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
         return tuple(parse_measure(m) for m in DEFAULT_MEASURES)
     if text.strip() == "all":
         names: list[str] = []
-        for measure in measures():
-            if measure.inputs != (Input.TERM_STATISTICS,):
-                continue
+        for measure in (m for m in measures() if m.inputs == (Input.TERM_STATISTICS,)):
             labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
             names += labels or [measure.name]
         return tuple(parse_measure(name) for name in names)

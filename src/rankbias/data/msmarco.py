@@ -30,9 +30,7 @@ def _is_file_source(source: str | os.PathLike[str]) -> bool:
 def _open_binary(path: Path):
     with open(path, "rb") as probe:
         magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 def iter_collection_tsv(path: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
@@ -47,10 +45,8 @@ def iter_collection_tsv(path: str | os.PathLike[str]) -> Iterator[tuple[str, str
 def _stream_tsv(path: Path) -> Iterator[tuple[str, str]]:
     with _open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
-            if raw.endswith(b"\r\n"):
-                raw = raw[:-2]
-            elif raw.endswith(b"\n"):
-                raw = raw[:-1]
+            if raw.endswith(b"\n"):
+                raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
