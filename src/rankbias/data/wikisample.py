@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import os
 import re
 import shutil
 import time
@@ -30,7 +31,7 @@ import pandas as pd
 from rankbias.errors import InputError
 from rankbias.inputs import sha256_of
 from rankbias.outputs import write_table, write_text
-from rankbias.runs import write_qrels
+from rankbias.runs import read_qrels, read_run, write_qrels
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 NEWS_FILE = "lee_background.cor"
@@ -355,8 +356,6 @@ SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 def testbed_dir(path: str | Path | None = None) -> Path:
     """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else ``data/build/wikisample``
     under the current directory or a parent; an error says how to build it when missing."""
-    import os
-
     if path is None:
         path = os.environ.get("RANKBIAS_TESTBED")
     if path is not None:
@@ -387,8 +386,6 @@ class Testbed:
     manifest: dict
 
     def run(self, system: str):
-        from rankbias.runs import read_run
-
         return read_run(self.path / "runs" / f"{system}.run")
 
     def runs(self) -> dict:
@@ -411,8 +408,6 @@ def load_testbed(path: str | Path | None = None) -> Testbed:
     """Read a built testbed (found by :func:`testbed_dir`): ``collection.tsv``, ``queries.tsv``,
     ``qrels.txt`` and ``runs/*.run`` are required, so a folder of your own works; without
     ``passages.tsv`` every source is ``collection``, without the others their tables are empty."""
-    from rankbias.runs import read_qrels
-
     root = testbed_dir(path)
     collection = _read_tsv(root / "collection.tsv", ["docid", "text"])
     if (root / "passages.tsv").exists():
