@@ -1,34 +1,20 @@
-r"""Counterfactual data substitution (CDS), the collection the counterfactual runs of CRBO use.
+r"""Counterfactual data substitution (CDS): the collection the counterfactual runs of CRBO use.
 
-abolghasemi2024texfair §5(iii): a ranker is run on the original collection and on a
-*counterfactual* one in which every gendered word is reversed ("he" → "she") and given names are
-swapped for names of the other gender (Maudslay et al. 2019); the queries are not changed.  Then
+abolghasemi2024texfair §5(iii): a ranker is run on the original collection and on one in which
+every gendered word is reversed ("he" → "she") and given names are swapped for names of the
+other gender (Maudslay et al. 2019); :math:`\mathrm{CRBO} = \frac{1}{|Q|} \sum_q
+\mathrm{RBO}(L_q, L'_q; p)` (measures ``rbo``/``crbo`` of :func:`rankbias.scoring.score_runs`).
 
-.. math::  \mathrm{CRBO}(\text{system}) = \frac{1}{|Q|} \sum_{q \in Q}
-           \mathrm{RBO}\big(L_q, L'_q; p\big)
-
-with :func:`rankbias.metrics.rbo.rbo` (extrapolated, Webber et al. 2010, Eq. 32, ``p = 0.9``);
-the measures ``rbo``/``crbo`` of :func:`rankbias.scoring.score_runs` compute it.  This module
-builds the counterfactual collection.
-
-Substitution: a one-to-one female ↔ male map of terms from ``female,male`` pair files (default:
-``resources/gendered_terms.csv`` and ``resources/name_pairs.csv``, card ``resources/NAMES.md``).
-Only whole tokens of the default tokeniser (Conventions page, "Tokens and term counts":
-``[^\W_]+``, compared lower-cased) are swapped; every other character is kept.  The swapped word
-takes the token's casing (lower, Title, UPPER of two letters or more); any other casing is
-*irregular*: Title-cased if the token starts with a capital, else lower, and counted.
-
-The rule for ``her`` and ``his`` (the pairs ``her,him`` and ``hers,his`` are right for ``him``
-and ``hers`` only): ``her`` → ``his`` and ``his`` → ``her`` when followed, after white space only,
-by a token that can start a noun phrase — one not in :data:`FUNCTION_WORDS`, or one directly
-followed by a hyphen and a token ("her well-being"); otherwise (punctuation, end of text, a
-function word) ``her`` → ``him`` and ``his`` → ``hers``.  Words frequent after both readings
-(``back``, ``will``, ``one``, numerals) are left out of the list: in encyclopaedic text the
-possessive is the more frequent reading.  The rule reads the original text.  Known misses
-(tested): "made her cry" → "made his cry", "her very own" → "him very own";
-:func:`substitute_collection` reports how often each branch was taken.
-
-Substituting twice restores a text exactly unless it holds ``her``, ``his``, ``him`` or ``hers``.
+Substitution: a one-to-one female ↔ male map from ``female,male`` pair files (default
+``resources/gendered_terms.csv`` and ``resources/name_pairs.csv``, card ``resources/NAMES.md``)
+of whole tokens of the default tokeniser (``[^\W_]+``, compared lower-cased); every other
+character is kept.  The swapped word takes the token's casing (lower, Title, UPPER of two letters
+or more); any other casing is *irregular* (Title-cased if the token starts with a capital, else
+lower) and counted.  ``her`` → ``his`` and ``his`` → ``her`` when followed, after white space
+only, by a token that can start a noun phrase (one not in :data:`FUNCTION_WORDS`, or one
+directly followed by a hyphen and a token); otherwise ``her`` → ``him`` and ``his`` → ``hers``
+(chapter 8 discusses the rule and its known misses).  Substituting twice restores a text
+exactly unless it holds ``her``, ``his``, ``him`` or ``hers``.
 """
 
 from __future__ import annotations
@@ -109,10 +95,8 @@ def _recase(token: str, target: str) -> tuple[str, bool]:
         return target, True
     if len(token) > 1 and token.isupper():
         return target.upper(), True
-    if token[0].isupper() and (len(token) == 1 or token[1:].islower()):
-        return target[:1].upper() + target[1:], True
     if token[0].isupper():
-        return target[:1].upper() + target[1:], False
+        return target[:1].upper() + target[1:], len(token) == 1 or token[1:].islower()
     return target, False
 
 
@@ -130,9 +114,7 @@ def _trie_regex(terms: Iterable[str]) -> str:
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if "" in node:
-            return "(?:" + body + ")?"
-        return body
+        return "(?:" + body + ")?" if "" in node else body
 
     return emit(trie)
 
@@ -181,9 +163,7 @@ class Substitution:
         object.__setattr__(self, "contextual", MappingProxyType(contextual))
         object.__setattr__(self, "function_words", frozenset(self.function_words))
         pattern = rf"(?<![^\W_])(?:{_trie_regex(sorted(mapping))})(?![^\W_])"
-        # the terms in lower-cased text (the usual path), and case-insensitively in the rare
-        # text whose lower-casing changes its length (e.g. 'İ' -> 'i̇'), where positions in the
-        # lower-cased text would not be positions in the original
+        # case-insensitive: for the rare text whose lower-casing changes its length ('İ')
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_pattern_folded", re.compile(pattern, re.IGNORECASE))
 
@@ -211,9 +191,7 @@ class Substitution:
             mapping[female], mapping[male] = male, female
         if contextual is None:
             contextual = {k: v for k, v in PRONOUN_RULE.items() if k in mapping}
-        return cls(
-            mapping=mapping, contextual=contextual, function_words=function_words, source=source
-        )
+        return cls(mapping, contextual, function_words, source)
 
     @classmethod
     def from_files(cls, *paths: str | Path, **kw) -> Substitution:
@@ -257,23 +235,20 @@ class _Swapper:
     """Swaps the terms of texts; counts ``(source, target)`` swaps and irregular casing."""
 
     def __init__(self, substitution: Substitution):
-        self.mapping = substitution.mapping
-        self.contextual = substitution.contextual
-        self.function_words = substitution.function_words
-        self.pattern = substitution._pattern
-        self.pattern_folded = substitution._pattern_folded
+        self.sub = substitution
         self.counts: Counter = Counter()
         self.irregular = 0
         self.swaps = 0
 
     def target(self, key: str, text: str, end: int) -> str | None:
         """Counterpart of the lower-case ``key`` that ends at ``end`` of ``text``."""
-        rule = self.contextual.get(key)
+        rule = self.sub.contextual.get(key)
         if rule is None:
-            return self.mapping.get(key)
+            return self.sub.mapping.get(key)
         following = _FOLLOWING.match(text, end)
         nominal = following is not None and (
-            following.group(2) is not None or following.group(1).lower() not in self.function_words
+            following.group(2) is not None
+            or following.group(1).lower() not in self.sub.function_words
         )
         return rule[0] if nominal else rule[1]
 
@@ -289,29 +264,22 @@ class _Swapper:
         token = match.group()
         key = token.lower()
         target = self.target(key, match.string, match.end())
-        if target is None:
-            # matched only by case-insensitive folding (e.g. 'ſhe'); not a token of the
-            # default tokeniser after lower-casing, so not a term: left as it is
+        if target is None:  # matched only by case folding (e.g. 'ſhe'): not a term, kept
             return token
         return self.replace(token, key, target)
 
     def __call__(self, text: str) -> str:
         lowered = text.lower()
         if len(lowered) != len(text):
-            return self.pattern_folded.sub(self.folded, text)
+            return self.sub._pattern_folded.sub(self.folded, text)
         pieces: list[str] = []
         last = 0
-        for match in self.pattern.finditer(lowered):
+        for match in self.sub._pattern.finditer(lowered):
             start, end = match.span()
-            key = match.group()
-            target = self.target(key, lowered, end)
-            pieces.append(text[last:start])
-            pieces.append(self.replace(text[start:end], key, target))
+            target = self.target(match.group(), lowered, end)
+            pieces += [text[last:start], self.replace(text[start:end], match.group(), target)]
             last = end
-        if not pieces:
-            return text
-        pieces.append(text[last:])
-        return "".join(pieces)
+        return "".join([*pieces, text[last:]])
 
 
 def substitute(text: str, substitution: Substitution | None = None) -> tuple[str, int]:

@@ -87,6 +87,4 @@ def mean_effectiveness(table: pd.DataFrame) -> pd.DataFrame:
     label = means["metric"] + means["cutoff"].map(lambda c: "" if pd.isna(c) else f"@{c}")
     wide = means.assign(measure=label).pivot(index="run", columns="measure", values="value")
     wide = wide.reindex(index=pd.unique(means["run"]), columns=pd.unique(label))
-    wide.columns.name = None
-    wide.index.name = "run"
-    return wide
+    return wide.rename_axis(index="run", columns=None)

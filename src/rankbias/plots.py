@@ -17,23 +17,19 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+#: CSS pixels for a figure: the content column of a 1280 px window (676 px) less the 8 px
+#: padding on each side of a figure, measured in headless Chromium.
 CONTENT_WIDTH_PX = 660
-"""Width available to a figure in CSS pixels: the content column of a 1280 px wide window
-(676 px) less the 8 px padding on each side of a figure, measured in headless Chromium."""
-
+#: Figure pixels per inch at which a figure is shown one to one on the page.
 CSS_DPI = 100
-"""Figure pixels per inch at which a figure is shown one to one on the page."""
-
+#: Margin around the tight bounding box of a saved figure.
 SAVE_PAD_INCHES = 0.04
-"""Margin around the tight bounding box of a saved figure."""
-
+#: Width in inches of a figure that, with its margins, fills the content column.
 FIGURE_WIDTH = CONTENT_WIDTH_PX / CSS_DPI - 2 * SAVE_PAD_INCHES
-"""Width in inches of a figure that, with its margins, fills the content column."""
-
+#: Smallest acceptable height of figure text on the page, in CSS pixels (body text is 16 px).
 MIN_TEXT_PX = 15.0
-"""Smallest acceptable height of figure text on the page, in CSS pixels (the theme's body text
-is 16 px; text set in points is 100/72 of its size in pixels at ``CSS_DPI``)."""
 
+#: Font sizes of the book style, in points; at ``CSS_DPI`` the smallest (11 pt) is 15.3 px.
 FONT_SIZES_PT = {
     "font.size": 11.5,
     "axes.titlesize": 12.0,
@@ -44,7 +40,6 @@ FONT_SIZES_PT = {
     "legend.title_fontsize": 11.5,
     "figure.titlesize": 12.5,
 }
-"""Font sizes of the book style, in points; at ``CSS_DPI`` the smallest (11 pt) is 15.3 px."""
 
 
 def use_book_style() -> None:
@@ -75,18 +70,17 @@ def figure_png(fig: Figure) -> tuple[bytes, dict[str, int]]:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=2 * CSS_DPI, bbox_inches="tight")
     data = buffer.getvalue()
-    width_px = int.from_bytes(data[16:20], "big")  # IHDR width of the PNG
-    return data, {"width": width_px // 2}
+    return data, {"width": int.from_bytes(data[16:20], "big") // 2}  # IHDR width of the PNG
 
 
 def _register_png_formatter() -> None:
     """Display matplotlib figures with :func:`figure_png` in the running IPython shell."""
     try:
         from IPython import get_ipython
-    except ImportError:  # plain Python: nothing to register
+    except ImportError:
         return
     shell = get_ipython()
-    if shell is None:
+    if shell is None:  # plain Python: nothing to register
         return
     # loading the inline backend resets the formatters: load it before registering ours
     import matplotlib.pyplot as plt
@@ -140,8 +134,7 @@ def legend_outside(obj, columns: int | None = None, title: str | None = None) ->
 
 def include_in_ylim(ax, low, high, pad: float = 0.04) -> None:
     """Widen the y-limits of ``ax`` to hold ``low`` … ``high`` (e.g. error bars)."""
-    lo = min(float(min(low)), ax.get_ylim()[0])
-    hi = max(float(max(high)), ax.get_ylim()[1])
+    lo, hi = min(float(min(low)), ax.get_ylim()[0]), max(float(max(high)), ax.get_ylim()[1])
     span = hi - lo
     ax.set_ylim(lo - pad * span, hi + pad * span)
 
@@ -150,10 +143,8 @@ def smallest_text_px(fig: Figure, column_px: float = CONTENT_WIDTH_PX) -> float:
     """Height in CSS pixels of the smallest visible text of ``fig`` as the book shows it
     (``s`` points are ``s / 72 * CSS_DPI`` pixels, scaled down to ``column_px`` if wider)."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    bbox = fig.get_tightbbox(renderer)  # in inches
-    shown_px = bbox.width * CSS_DPI
-    scale = min(1.0, column_px / shown_px)
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())  # in inches
+    scale = min(1.0, column_px / (bbox.width * CSS_DPI))
     sizes = [
         text.get_fontsize()
         for text in fig.findobj(Text)

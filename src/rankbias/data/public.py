@@ -14,16 +14,11 @@ import re
 
 import pandas as pd
 
-from rankbias.errors import located
+from rankbias.errors import InputError, located
 from rankbias.inputs import Source, open_lines, source_name
 
 #: the labels of ``queries_gender_annotated.csv`` and what they mean
-GENDER_LABELS = {
-    "n": "non-gendered",
-    "f": "female",
-    "m": "male",
-    "o": "other",
-}
+GENDER_LABELS = {"n": "non-gendered", "f": "female", "m": "male", "o": "other"}
 
 
 def _check_qid(path: str, number: int, qid: str, seen: dict[str, int]) -> None:
@@ -34,6 +29,15 @@ def _check_qid(path: str, number: int, qid: str, seen: dict[str, int]) -> None:
     if qid in seen:
         raise located(path, number, f"qid {qid!r} repeats line {seen[qid]}; expected unique qids")
     seen[qid] = number
+
+
+def _late_header(path: str, number: int, line: str) -> InputError:
+    return located(
+        path,
+        number,
+        f"found the header line {line!r} after line 1; expected a header only on the first "
+        "line (were two query files joined?)",
+    )
 
 
 def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
@@ -51,12 +55,7 @@ def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
         if [f.strip().lower() for f in fields] == ["qid", "query", "label"]:
             if number == 1:
                 continue
-            raise located(
-                where,
-                number,
-                f"found the header line {line!r} after line 1; expected a header only on the "
-                "first line (were two query files joined?)",
-            )
+            raise _late_header(where, number, line)
         if not line.strip():
             raise located(where, number, "found a blank line; expected qid,query text,label")
         if len(fields) < 3:
@@ -108,12 +107,7 @@ def read_query_tsv(path: Source) -> pd.DataFrame:
                 raise located(where, number, f"found repeated column names in header {line!r}")
             continue
         if fields[0].strip().lower() == "qid":
-            raise located(
-                where,
-                number,
-                f"found the header line {line!r} after line 1; expected a header only on the "
-                "first line (were two query files joined?)",
-            )
+            raise _late_header(where, number, line)
         width = len(columns) if columns is not None else 2
         if len(fields) != width:
             shape = "the header's " + str(width) if columns is not None else "2 (qid<TAB>query)"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import os
 import re
 import shutil
 import time
@@ -29,7 +30,8 @@ import pandas as pd
 
 from rankbias.errors import InputError
 from rankbias.inputs import sha256_of
-from rankbias.runs import write_qrels
+from rankbias.outputs import write_table, write_text
+from rankbias.runs import read_qrels, read_run, write_qrels
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 NEWS_FILE = "lee_background.cor"
@@ -90,11 +92,8 @@ def gensim_data_path(name: str) -> Path:
 
 # ---- text -> passages ----------------------------------------------------------------------
 def clean_markup(wikitext: str) -> str:
-    """Plain prose from a piece of wikitext: gensim's ``filter_wiki`` plus a little more.
-
-    Lines shorter than ``MIN_LINE_WORDS`` words or without sentence punctuation (image
-    captions, list debris, table remnants) are dropped.
-    """
+    """Plain prose from a piece of wikitext: gensim's ``filter_wiki``, less the lines shorter
+    than ``MIN_LINE_WORDS`` words or without sentence punctuation (captions, lists, tables)."""
     from gensim.corpora.wikicorpus import filter_wiki
 
     text = filter_wiki(wikitext)
@@ -102,11 +101,9 @@ def clean_markup(wikitext: str) -> str:
     kept = []
     for line in text.splitlines():
         line = _SPACES.sub(" ", line).strip()
-        if len(line.split()) < MIN_LINE_WORDS or not re.search(r"[.!?]", line):
-            continue
-        if line.startswith(("*", "#", "|", "{", "!")):
-            continue
-        kept.append(line)
+        prose = len(line.split()) >= MIN_LINE_WORDS and re.search(r"[.!?]", line)
+        if prose and not line.startswith(("*", "#", "|", "{", "!")):
+            kept.append(line)
     return "\n".join(kept)
 
 
@@ -195,12 +192,9 @@ def news_passages(path: Path) -> list[Passage]:
 
 # ---- queries ---------------------------------------------------------------------------------
 def car_queries(passages: list[Passage], gendered: frozenset[str], tokenize) -> tuple:
-    """TREC-CAR style queries (title + heading path) and their qrels.
-
-    Returns ``(queries, qrels, excluded)``: ``queries`` a table ``qid, query, article,
-    section``, ``qrels`` a table ``qid, docid, relevance`` and ``excluded`` the queries dropped
-    because they contain a gendered term (a table, so the count is reported, not lost).
-    """
+    """TREC-CAR style queries (title + heading path): ``(queries, qrels, excluded)``, tables
+    ``qid, query, article, section``, ``qid, docid, relevance`` and the queries dropped for a
+    gendered term or a duplicate text (``query, reason``)."""
     by_section: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for passage in passages:
         if passage.source == "wiki":
@@ -227,13 +221,9 @@ def car_queries(passages: list[Passage], gendered: frozenset[str], tokenize) -> 
 
 
 def sensitive_queries(passages: list[Passage], resource: Path, gendered, tokenize) -> tuple:
-    """The team's bias-sensitive queries and their section-level judgements.
-
-    The resource file has columns ``qid, query, category, relevant``; ``relevant`` lists
-    ``Article > Section`` paths separated by ``;`` (an empty field: no section of the sample
-    answers the query, and the query is kept unjudged).  Every path must exist in the
-    collection and no query may contain a gendered term: either is an error naming the line.
-    """
+    """The team's bias-sensitive queries (``qid, query, category, relevant``) and their
+    judgements: ``relevant`` lists ``Article > Section`` paths separated by ``;`` (empty: kept
+    unjudged).  A path not in the collection or a gendered query is an error naming the line."""
     table = pd.read_csv(resource, sep="\t", dtype=str, keep_default_na=False)
     by_path: dict[str, list[str]] = {}
     for passage in passages:
@@ -262,16 +252,10 @@ def sensitive_queries(passages: list[Passage], resource: Path, gendered, tokeniz
 
 
 # ---- build -----------------------------------------------------------------------------------
-def resource_path(name: str) -> Path:
-    return Path(__file__).resolve().parents[1] / "resources" / name
-
-
 def build_collection() -> tuple[list[Passage], dict]:
     """All passages of the testbed and the facts about their sources."""
-    wiki = gensim_data_path(WIKI_FILE)
-    news = gensim_data_path(NEWS_FILE)
-    articles = read_wikipedia(wiki)
-    passages = wiki_passages(articles) + news_passages(news)
+    articles = read_wikipedia(gensim_data_path(WIKI_FILE))
+    passages = wiki_passages(articles) + news_passages(gensim_data_path(NEWS_FILE))
     info = {
         "sources": {
             WIKI_FILE: {"sha256": SOURCE_SHA256[WIKI_FILE], "articles": len(articles)},
@@ -282,12 +266,8 @@ def build_collection() -> tuple[list[Passage], dict]:
 
 
 def write_tsv(path: Path, frame: pd.DataFrame) -> None:
-    from rankbias.outputs import write_text
-
-    write_text(
-        path,
-        "\n".join("\t".join(map(str, row)) for row in frame.itertuples(index=False)) + "\n",
-    )
+    lines = ("\t".join(map(str, row)) for row in frame.itertuples(index=False))
+    write_text(path, "\n".join(lines) + "\n")
 
 
 def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
@@ -295,7 +275,6 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
     from importlib.metadata import version
 
     from rankbias.lexicon import default_lexicon
-    from rankbias.outputs import write_table, write_text
     from rankbias.retrieval import build_runs
     from rankbias.text import tokenize
 
@@ -321,12 +300,8 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
             "builder was changed on purpose, update COLLECTION_SHA256 and the data card)"
         )
     meta = pd.DataFrame(
-        {
-            "docid": [p.docid for p in passages],
-            "source": [p.source for p in passages],
-            "article": [p.article for p in passages],
-            "section": [" / ".join(p.section) for p in passages],
-        }
+        [(p.docid, p.source, p.article, " / ".join(p.section)) for p in passages],
+        columns=["docid", "source", "article", "section"],
     )
     write_table(out / "passages.tsv", meta)
     log(f"collection: {len(passages)} passages")
@@ -340,9 +315,8 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
     write_table(out / "queries_excluded.tsv", excluded)
     log(f"queries: {len(queries)} kept, {len(excluded)} excluded (gendered or duplicate)")
 
-    sens, sens_qrels = sensitive_queries(
-        passages, resource_path("queries_sensitive.tsv"), gendered, tokenize
-    )
+    resource = Path(__file__).resolve().parents[1] / "resources" / "queries_sensitive.tsv"
+    sens, sens_qrels = sensitive_queries(passages, resource, gendered, tokenize)
     write_tsv(out / "queries_sensitive.tsv", sens[["qid", "query"]])
     write_table(out / "queries_sensitive_meta.tsv", sens)
     write_qrels(out / "qrels_sensitive.txt", sens_qrels)
@@ -382,8 +356,6 @@ SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 def testbed_dir(path: str | Path | None = None) -> Path:
     """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else ``data/build/wikisample``
     under the current directory or a parent; an error says how to build it when missing."""
-    import os
-
     if path is None:
         path = os.environ.get("RANKBIAS_TESTBED")
     if path is not None:
@@ -414,8 +386,6 @@ class Testbed:
     manifest: dict
 
     def run(self, system: str):
-        from rankbias.runs import read_run
-
         return read_run(self.path / "runs" / f"{system}.run")
 
     def runs(self) -> dict:
@@ -438,8 +408,6 @@ def load_testbed(path: str | Path | None = None) -> Testbed:
     """Read a built testbed (found by :func:`testbed_dir`): ``collection.tsv``, ``queries.tsv``,
     ``qrels.txt`` and ``runs/*.run`` are required, so a folder of your own works; without
     ``passages.tsv`` every source is ``collection``, without the others their tables are empty."""
-    from rankbias.runs import read_qrels
-
     root = testbed_dir(path)
     collection = _read_tsv(root / "collection.tsv", ["docid", "text"])
     if (root / "passages.tsv").exists():
