@@ -43,6 +43,11 @@ __all__ = [
     "Block",
     "BlockError",
     "count_block",
+    "stream_blocks",
+    "range_cuts",
+    "read_range",
+    "check_unique",
+    "docids_at_lines",
     "iter_blocks",
     "iter_collection_stats",
     "read_collection_stats",
@@ -341,17 +346,18 @@ def _complete_lines_end(data: bytes) -> int:
     return last + 1
 
 
-def _sequential_blocks(
-    source: _Source, block_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+def stream_blocks(
+    raw, label: str, gzipped: bool, block_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[tuple[bytes, int, str]]:
-    """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
-    (``where`` names what offsets count: the file or its decompressed bytes)."""
-    if source.kind == "gzip":
-        raw = source.handle if not source.head else PrefixedStream(source.head, source.handle)
+    """``(block, offset, where)`` of whole lines of a binary stream ``raw`` (gzip-compressed if
+    ``gzipped``), read in order; ``where`` names what offsets count (the file or its
+    decompressed bytes).  A byte-order mark at the start is dropped; a truncated gzip stream,
+    a read error or a line longer than ``max_line_bytes`` is an :class:`InputError`."""
+    if gzipped:
         reader = gzip.GzipFile(fileobj=raw, mode="rb")
         where = "the decompressed file"
     else:
-        reader = io.BufferedReader(PrefixedStream(source.head, source.handle), 1 << 16)
+        reader = io.BufferedReader(raw, 1 << 16)
         where = "the file"
     offset = 0
     carry = b""
@@ -361,11 +367,11 @@ def _sequential_blocks(
             chunk = reader.read(block_bytes)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(
-                f"{source.label}: the gzip data is truncated or corrupt after {offset} "
+                f"{label}: the gzip data is truncated or corrupt after {offset} "
                 f"decompressed bytes ({exc}); expected a complete gzip file"
             ) from None
         except OSError as exc:
-            raise _cannot_read(source.label, exc) from None
+            raise _cannot_read(label, exc) from None
         if not chunk:
             if carry:
                 yield carry, offset, where
@@ -378,23 +384,23 @@ def _sequential_blocks(
         cut = _complete_lines_end(data)
         if cut == 0:
             if len(data) > max_line_bytes:
-                raise _line_too_long(source.label, offset, max_line_bytes)
+                raise _line_too_long(label, offset, max_line_bytes)
             carry = data
             continue
-        _check_line_lengths(data[:cut], offset, max_line_bytes, source.label)
+        _check_line_lengths(data[:cut], offset, max_line_bytes, label)
         yield data[:cut], offset, where
         offset += cut
         carry = data[cut:]
 
 
-def _next_cut(fd: int, pos: int, end: int, limit: int, label: str) -> int:
+def _next_cut(read_at, pos: int, end: int, limit: int, label: str) -> int:
     """The first position ≥ ``pos`` just after a complete line break (``end`` if none); no
     break within ``limit`` bytes is an error."""
     started = pos
     while pos < end:
         if pos - started > limit:
             raise _line_too_long(label, started, limit)
-        window = os.pread(fd, min(1 << 16, end - pos), pos)
+        window = read_at(pos, min(1 << 16, end - pos))
         if not window:
             return end
         hits = [i for i in (window.find(b"\n"), window.find(b"\r")) if i >= 0]
@@ -403,17 +409,28 @@ def _next_cut(fd: int, pos: int, end: int, limit: int, label: str) -> int:
             continue
         i = min(hits)
         if window[i] == 13:  # \r\n counts as one break
-            following = window[i + 1 : i + 2] or os.pread(fd, 1, pos + i + 1)
+            following = window[i + 1 : i + 2] or read_at(pos + i + 1, 1)
             return min(end, pos + i + (2 if following == b"\n" else 1))
         return pos + i + 1
     return end
 
 
-def _range_cuts(fd, start, end, target, limit, label) -> Iterator[tuple[int, int]]:
+def range_cuts(read_at, start, end, target, limit, label) -> Iterator[tuple[int, int]]:
+    """Line-aligned ranges ``[a, b)`` of about ``target`` bytes covering ``[start, end)`` of a
+    file read by ``read_at(position, size)``; a line longer than ``limit`` is an error."""
     while start < end:
-        stop = _next_cut(fd, start + target, end, limit, label) if start + target < end else end
+        stop = (
+            _next_cut(read_at, start + target, end, limit, label) if start + target < end else end
+        )
         yield start, stop
         start = stop
+
+
+def read_range(read_at, start: int, end: int, limit: int, label: str) -> bytes:
+    """The bytes ``[start, end)`` of a cut of :func:`range_cuts`, checked for over-long lines."""
+    data = read_at(start, end - start)
+    _check_line_lengths(data, start, limit, label)
+    return data
 
 
 # ---- the local engine ------------------------------------------------------------------------
@@ -445,18 +462,21 @@ def _source_blocks(
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if source.kind == "ranges":
         fd = source.handle.fileno()
-        size = os.fstat(fd).st_size
+
+        def read_at(position, size):
+            return os.pread(fd, size, position)
 
         def run(cut):
-            a, b = cut
-            data = os.pread(fd, b - a, a)
-            _check_line_lengths(data, a, max_line_bytes, source.label)
-            return count_block(data, a, matcher, per_term)
+            data = read_range(read_at, *cut, max_line_bytes, source.label)
+            return count_block(data, cut[0], matcher, per_term)
 
-        cuts = _range_cuts(fd, source.start, size, block_bytes, max_line_bytes, source.label)
+        size = os.fstat(fd).st_size
+        cuts = range_cuts(read_at, source.start, size, block_bytes, max_line_bytes, source.label)
         return _ordered(run, cuts, workers)
 
-    blocks = _sequential_blocks(source, block_bytes, max_line_bytes)
+    raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
+    gzipped = source.kind == "gzip"
+    blocks = stream_blocks(raw, source.label, gzipped, block_bytes, max_line_bytes)
     return _ordered(_block_counter(matcher, per_term), blocks, workers)
 
 
@@ -481,12 +501,13 @@ def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
         raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
 
 
-def _check_unique(blocks: list[Block] | tuple, label: str, docid_at) -> None:
+def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
     """Raise on the first line whose docid an earlier line already used.
 
-    Candidates are found from two 64-bit hashes per document; ``docid_at(lines)`` recovers
-    the docids of 0-based lines to confirm them and name the docid (``None``: the source
-    cannot be re-read, and the 128-bit hash match is reported as it is).
+    ``blocks``: ``(hashes, hashes2)`` of consecutive blocks (:attr:`Block.hashes`); candidates
+    are lines with both hashes equal; ``docid_at(lines)`` recovers the docids of 0-based lines
+    to confirm them and name the docid (``None``: the source cannot be re-read, and the
+    128-bit hash match is reported as it is).
     """
     h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
@@ -518,11 +539,12 @@ def _check_unique(blocks: list[Block] | tuple, label: str, docid_at) -> None:
             )
 
 
-def _docids_at_lines(path: Path, indices: list[int]) -> list[str]:
-    """The docids of 0-based lines ``indices``, re-read from a (possibly gzip) file."""
+def docids_at_lines(raw, indices: list[int]) -> list[str]:
+    """The docids of 0-based lines ``indices``, re-read from ``raw``, an open, seekable binary
+    handle of the (possibly gzip) file, closed at the end."""
     wanted = {i + 1: None for i in indices}
     last = max(wanted)
-    with open(path, "rb") as raw:
+    with raw:
         binary = gzip.GzipFile(fileobj=raw) if raw.read(2) == GZIP_MAGIC else raw
         raw.seek(0)
         with io.TextIOWrapper(binary, encoding="utf-8-sig", newline=None) as text:
@@ -561,10 +583,10 @@ def iter_blocks(
         finally:
             source.handle.close()
         rereadable = stat.S_ISREG(os.stat(source.path).st_mode)
-        _check_unique(
+        check_unique(
             hashes,
             source.label,
-            (lambda lines: _docids_at_lines(source.path, lines)) if rereadable else None,
+            (lambda lines: docids_at_lines(open(source.path, "rb"), lines)) if rereadable else None,
         )
 
     return matcher, blocks()
@@ -654,7 +676,7 @@ def stats_from_pairs(
     if not blocks:
         raise InputError(f"{label}: the collection is empty")
     stats = DocStats.concat([b.stats(matcher) for b in blocks])
-    _check_unique(
+    check_unique(
         [(b.hashes, b.hashes2) for b in blocks],
         label,
         lambda lines: [stats.docids[i] for i in lines],

@@ -33,9 +33,8 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from rankbias.errors import InputError, located
 
@@ -258,17 +257,9 @@ def _is_url(location: str) -> bool:
     return "://" in location
 
 
-def _is_compressed(location: str) -> bool:
-    """Gzip is told by its magic bytes, not by the name (as every reader of the package)."""
-    with _open_raw(location) as handle:
-        return handle.read(2) == b"\x1f\x8b"
-
-
 def identity(location: str) -> tuple | None:
     """What identifies the file's content for the length of a command: device, inode, size
-    and modification time (size and modification time of a URL, where the store says them).
-    Recorded when the command starts and checked by every partition and at the end, so that a
-    file replaced or changed while it is read is an error, never a mixed table."""
+    and modification time (size and modification time of a URL, where the store says them)."""
     if _is_url(location):
         import fsspec
 
@@ -280,11 +271,8 @@ def identity(location: str) -> tuple | None:
     return file_identity(location)
 
 
-def _changed(label: str) -> InputError:
-    return InputError(
-        f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
-        "nothing was written; expected a collection that stays unchanged during the command"
-    )
+class FileChangedError(OSError):
+    """The collection is not the file it was when the command started."""
 
 
 def _open_raw(location: str):
@@ -298,109 +286,36 @@ def _open_raw(location: str):
     return open(location, "rb")
 
 
-def _size_of(location: str) -> int:
-    if _is_url(location):
-        import fsspec
+def _read_at(handle) -> Callable[[int, int], bytes]:
+    def read_at(position: int, size: int) -> bytes:
+        handle.seek(position)
+        return handle.read(size)
 
-        fs, path = fsspec.core.url_to_fs(location)
-        return int(fs.size(path))
-    return os.path.getsize(location)
+    return read_at
 
 
-def _rest_of_line(handle, limit: int, location: str, offset: int) -> bytes:
-    """The rest of the current line (with its line end), at most ``limit`` bytes long."""
-    rest = handle.readline(limit + 1)
-    if len(rest) > limit and not rest.endswith(b"\n"):
-        raise InputError(
-            f"{location}: the line that starts near byte {offset} runs for more than {limit} "
-            "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets "
-            "the limit)"
-        )
-    return rest
+def _size_unless_gzip(handle) -> int | None:
+    """The file's size; ``None`` if it is gzip-compressed (told by its magic bytes)."""
+    from rankbias.collection import GZIP_MAGIC
+
+    return None if handle.read(2) == GZIP_MAGIC else handle.seek(0, os.SEEK_END)
 
 
 def plan_partitions(
-    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES, label: str = ""
 ) -> list[tuple[int, int]]:
-    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file.
+    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file
+    (:func:`rankbias.collection.range_cuts`); a compressed file is one range ``(0, -1)``, the
+    whole decompressed stream.  ``label`` names the file in messages (default: ``location``)."""
+    from rankbias.collection import range_cuts
 
-    Each range ends just after a line break (or at the end of the file).  A compressed file is
-    one range ``(0, -1)``: the whole decompressed stream.
-    """
-    if _is_compressed(location):
-        return [(0, -1)]
-    size = _size_of(location)
-    target_bytes = max(1, int(target_bytes))
-    ranges = []
     with _open_raw(location) as handle:
-        start = 0
-        while start < size:
-            handle.seek(min(start + target_bytes, size))
-            if handle.tell() < size:
-                _rest_of_line(handle, max_line_bytes, location, handle.tell())
-            end = handle.tell()
-            ranges.append((start, end))
-            start = end
-    return ranges
-
-
-def _line_blocks(
-    location: str,
-    start: int,
-    end: int,
-    block_bytes: int,
-    expected=None,
-    max_line_bytes: int = MAX_LINE_BYTES,
-):
-    """``(offset, bytes)``: blocks of whole lines of the range ``[start, end)`` (``end == -1``:
-    the whole decompressed stream of a compressed file); offsets count from the start of the
-    (decompressed) file, as the local engine's do.  A byte-order mark at the start of the file
-    is dropped.  ``expected``: the file's :func:`identity` when the command started; a file
-    that is no longer that file raises :class:`FileChangedError`."""
-    with contextlib.ExitStack() as stack:
-        handle = stack.enter_context(_open_raw(location))
-        if expected is not None and not _is_url(location):
-            status = os.fstat(handle.fileno())
-            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-            if found != expected:
-                raise FileChangedError(location)
-        if end == -1:
-            import gzip
-
-            handle = stack.enter_context(gzip.GzipFile(fileobj=handle, mode="rb"))
-        else:
-            handle.seek(start)
-        offset = start
-        while end == -1 or offset < end:
-            block = handle.read(block_bytes if end == -1 else min(block_bytes, end - offset))
-            if not block:
-                return
-            if not block.endswith(b"\n") and (end == -1 or offset + len(block) < end):
-                block += _rest_of_line(handle, max_line_bytes, location, offset)
-            size = len(block)
-            if offset == 0 and block.startswith(BOM):
-                yield len(BOM), block[len(BOM) :]
-            else:
-                yield offset, block
-            offset += size
-
-
-BOM = b"\xef\xbb\xbf"
-
-
-class FileChangedError(OSError):
-    """The collection is not the file it was when the command started."""
-
-
-# ---- the kernel adapter -------------------------------------------------------------------
-class _PartitionCounts(NamedTuple):
-    """What a worker sends back for one partition."""
-
-    stats: DocStats | None  # None when the partition has no line or has an error
-    docid_hashes: np.ndarray  # uint64 hash of each docid (the local engine's hash)
-    n_lines: int  # lines read before the error, or all lines of the partition
-    error_line: int | None  # 0-based line within the partition of the first bad line
-    error_message: str | None
+        size = _size_unless_gzip(handle)
+        if size is None:
+            return [(0, -1)]
+        target = max(1, int(target_bytes))
+        label = label or location
+        return list(range_cuts(_read_at(handle), 0, size, target, max_line_bytes, label))
 
 
 def count_byte_range(
@@ -412,33 +327,64 @@ def count_byte_range(
     per_term: bool,
     expected: tuple | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> _PartitionCounts:
-    """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
+    label: str = "",
+) -> tuple[DocStats | None, np.ndarray, np.ndarray]:
+    """On a worker: the statistics of the lines in ``[start, end)`` of a collection file
+    (``end == -1``: the whole decompressed stream), read and counted as the local engine does,
+    and the two hashes of each docid; ``None`` for statistics of no line.
 
-    Each block goes through the local engine's public block counter
-    (:func:`rankbias.collection.count_block`); everything else in this module goes through
-    this function.
+    ``expected``: the file's :func:`identity` when the command started (a local file that is
+    no longer that file raises :class:`FileChangedError`).  A bad line raises
+    :class:`rankbias.collection.BlockError`, its line counted from ``start``; other messages
+    name ``label`` (default: ``location``).
     """
     import numpy as np
 
-    from rankbias.collection import DEFAULT_BLOCK_BYTES, BlockError, count_block
+    from rankbias.collection import (
+        DEFAULT_BLOCK_BYTES,
+        UTF8_BOM,
+        BlockError,
+        count_block,
+        range_cuts,
+        read_range,
+        stream_blocks,
+    )
     from rankbias.text import DocStats, TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
-    parts, hashes, n_lines = [], [], 0
-    blocks = _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES, expected, max_line_bytes)
-    for offset, block in blocks:
-        try:
-            raw = count_block(block, offset, matcher, per_term)
-        except BlockError as exc:
-            empty = np.zeros(0, dtype=np.uint64)
-            return _PartitionCounts(None, empty, n_lines, n_lines + exc.line_in_block, exc.message)
-        parts.append(raw.stats(matcher))
-        hashes.append(raw.hashes)
-        n_lines += len(raw.lengths)
-    if not parts:
-        return _PartitionCounts(None, np.zeros(0, dtype=np.uint64), 0, None, None)
-    return _PartitionCounts(DocStats.concat(parts), np.concatenate(hashes), n_lines, None, None)
+    label = label or location
+    blocks, n_lines = [], 0
+    with _open_raw(location) as handle:
+        if expected is not None and not _is_url(location):
+            status = os.fstat(handle.fileno())
+            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+            if found != expected:
+                raise FileChangedError(location)
+        if end == -1:
+            tasks = stream_blocks(handle, label, True, DEFAULT_BLOCK_BYTES, max_line_bytes)
+        else:
+            read_at = _read_at(handle)
+            if start == 0 and read_at(0, 3) == UTF8_BOM:
+                start = 3
+            cuts = range_cuts(read_at, start, end, DEFAULT_BLOCK_BYTES, max_line_bytes, label)
+            tasks = (
+                (read_range(read_at, a, b, max_line_bytes, label), a, "the file") for a, b in cuts
+            )
+        for data, offset, where in tasks:
+            try:
+                block = count_block(data, offset, matcher, per_term, where)
+            except BlockError as exc:
+                raise BlockError(
+                    n_lines + exc.line_in_block, exc.message, exc.byte_offset
+                ) from None
+            blocks.append(block)
+            n_lines += len(block.lengths)
+    if not blocks:
+        empty = np.zeros(0, dtype=np.uint64)
+        return None, empty, empty
+    stats = DocStats.concat([b.stats(matcher) for b in blocks])
+    hashes = np.concatenate([b.hashes for b in blocks])
+    return stats, hashes, np.concatenate([b.hashes2 for b in blocks])
 
 
 # ---- statistics on the cluster -------------------------------------------------------------
@@ -458,20 +404,10 @@ def _collection_location(collection: str | Path) -> tuple[str, str]:
 
 
 def _partition_bytes(location: str, client) -> int:
-    size = 0 if _is_compressed(location) else _size_of(location)
+    with _open_raw(location) as handle:
+        size = _size_unless_gzip(handle) or 0
     per_partition = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
     return min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, per_partition))
-
-
-@dataclass
-class _StreamState:
-    """What the driver keeps while partitions stream by: 8 bytes per document, not the text."""
-
-    label: str
-    location: str
-    ranges: list[tuple[int, int]]
-    line_counts: list[int]
-    hashes: list
 
 
 def iter_stats_on_dask(
@@ -488,78 +424,45 @@ def iter_stats_on_dask(
     :class:`~rankbias.text.DocStats` per partition, in file order.
 
     The documents, numbers and errors are those of
-    :func:`rankbias.text.iter_collection_stats` (the local engine); only the block sizes
+    :func:`rankbias.collection.iter_collection_stats` (the local engine); only the block sizes
     differ.  ``partition_bytes`` defaults to a few partitions per worker thread, at most
-    :data:`MAX_PARTITION_BYTES`.
+    :data:`MAX_PARTITION_BYTES`.  A file changed while it is read is an error.
     """
+    from rankbias.collection import BlockError, check_unique, docids_at_lines
+
     location, label = _collection_location(collection)
     started = identity(location)
     target = partition_bytes or _partition_bytes(location, client)
-    ranges = plan_partitions(location, target, max_line_bytes)
-    state = _StreamState(label, location, ranges, [], [])
+    ranges = plan_partitions(location, target, max_line_bytes, label)
     calls = [
-        (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes) for a, b in ranges
+        (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes, label)
+        for a, b in ranges
     ]
+    lines_before, hashes = 0, []  # 16 bytes per document, not the text
     try:
         with contextlib.closing(
             _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)
         ) as results:
-            for result in results:
-                if result.error_line is not None:
-                    line = sum(state.line_counts) + result.error_line + 1
-                    raise located(label, line, result.error_message)
-                state.line_counts.append(result.n_lines)
-                state.hashes.append(result.docid_hashes)
-                if result.stats is not None:
-                    yield result.stats
+            for stats, hashes1, hashes2 in results:
+                hashes.append((hashes1, hashes2))
+                if stats is not None:
+                    lines_before += len(stats)
+                    yield stats
         if identity(location) != started:
             raise FileChangedError(location)
+    except BlockError as exc:
+        raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
     except FileChangedError:
-        raise _changed(label) from None
+        raise InputError(
+            f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
+            "nothing was written; expected a collection that stays unchanged during the command"
+        ) from None
     except OSError as exc:
         raise InputError(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
             "worker can see (a shared file system) or an fsspec URL"
         ) from None
-    _check_unique_docids(state)
-
-
-def _check_unique_docids(state: _StreamState) -> None:
-    """The local engine's duplicate check: equal hashes, confirmed on the docids' text, the
-    first confirmed pair in hash order reported with both line numbers."""
-    import numpy as np
-
-    hashes = np.concatenate(state.hashes) if state.hashes else np.zeros(0, dtype=np.uint64)
-    order = np.argsort(hashes, kind="stable")
-    same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
-    for k in same:
-        first, second = sorted((int(order[k]), int(order[k + 1])))
-        a, b = _docids_at_lines(state, [first, second])
-        if a == b:
-            raise located(
-                state.label,
-                second + 1,
-                f"docid {b!r} is already used on line {first + 1}; expected each docid once",
-            )
-
-
-def _docids_at_lines(state: _StreamState, lines: list[int]) -> list[str]:
-    """The docids on 0-based ``lines`` of the collection, re-read from their partitions."""
-    import numpy as np
-
-    ends = np.cumsum(state.line_counts)
-    found = []
-    for line in lines:
-        k = int(np.searchsorted(ends, line, side="right"))
-        skip = line - (int(ends[k - 1]) if k else 0)
-        start, end = state.ranges[k]
-        for _, block in _line_blocks(state.location, start, end, 1 << 20):
-            lines = block.splitlines()  # \n, \r\n and a lone \r end lines, as for the scanner
-            if skip < len(lines):
-                found.append(lines[skip].decode("utf-8").partition("\t")[0])
-                break
-            skip -= len(lines)
-    return found
+    check_unique(hashes, label, lambda lines: docids_at_lines(_open_raw(location), lines))
 
 
 def collection_stats_on_dask(
