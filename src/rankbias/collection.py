@@ -1,21 +1,16 @@
-"""Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats`` and the library.
+"""Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats``, the library
+and both engines.
 
 Format (anything else is an :class:`~rankbias.errors.InputError` naming file and line): UTF-8,
 one document per line, lines ending at ``\\n``, ``\\r\\n`` or a lone ``\\r``, a leading
 byte-order mark skipped; exactly one tab; a unique, non-empty docid without white space or
 byte-order mark (a run file could not name it); a text, right-stripped, not empty.
 
-Sources: a regular file (line-aligned byte ranges, in parallel), gzip by content, or any stream
-(pipe, ``<(zcat c.tsv.gz)``) read sequentially; ``(docid, text)`` iterators such as
-``ir_datasets`` corpora follow the same rules (:func:`stats_from_pairs`).
-
-Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel` on
-``workers`` threads (it releases the GIL; no worker processes to outlive a killed command);
-lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.  Memory: a few blocks,
-plus 16 bytes per document for the duplicate-docid check.  Other engines use
-:func:`count_block` (a bad line is a :class:`BlockError` with its line in the block and byte
-offset) and :meth:`Block.stats`, and find docids repeated across blocks from
-:attr:`Block.hashes`.
+A regular file is read as line-aligned byte ranges, in parallel; gzip (told by content) and
+streams sequentially; ``(docid, text)`` iterators (``ir_datasets``) follow the same rules.
+Blocks of lines are counted by the compiled scanner of :mod:`rankbias.kernel` on threads (it
+releases the GIL); lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.
+Memory: a few blocks, plus 16 bytes per document for the duplicate-docid check.
 """
 
 from __future__ import annotations
@@ -115,16 +110,8 @@ class Block(NamedTuple):
 
     def stats(self, matcher: TermMatcher) -> DocStats:
         """The block as a :class:`DocStats` (docids as Python strings)."""
-        return DocStats(
-            docids=self.docids.to_numpy(zero_copy_only=False).astype(object),
-            lengths=self.lengths,
-            group_counts=self.group_counts,
-            groups=matcher.groups,
-            terms=matcher.terms,
-            term_group=matcher.term_group,
-            term_counts=self.term_counts,
-            tokenizer=matcher.tokenizer,
-        )
+        docids = self.docids.to_numpy(zero_copy_only=False).astype(object)
+        return matcher.stats(docids, self.lengths, self.group_counts, self.term_counts)
 
 
 # ---- the per-line reference check ------------------------------------------------------------
@@ -419,9 +406,7 @@ def range_cuts(read_at, start, end, target, limit, label) -> Iterator[tuple[int,
     """Line-aligned ranges ``[a, b)`` of about ``target`` bytes covering ``[start, end)`` of a
     file read by ``read_at(position, size)``; a line longer than ``limit`` is an error."""
     while start < end:
-        stop = (
-            _next_cut(read_at, start + target, end, limit, label) if start + target < end else end
-        )
+        stop = _next_cut(read_at, start + target, end, limit, label)  # end if past it
         yield start, stop
         start = stop
 

@@ -1,24 +1,12 @@
 """``rankbias stats`` and ``rankbias score`` on a Dask cluster (``--engine dask``).
 
-The engine partitions, ships and gathers; it computes nothing itself.
-
-Statistics
-    The collection file is cut into line-aligned byte ranges (*partitions*, a few per worker
-    thread, at most :data:`MAX_PARTITION_BYTES`).  Each worker reads its range from a path it
-    can see (a shared file system, or an ``fsspec`` URL) with the local engine's block counter,
-    and the driver takes the results in file order: the local engine's rows, order and
-    ``file:line`` errors.  A gzip file (told by its magic bytes) is one partition.  Docids used
-    twice are found from every docid's 64-bit hash and confirmed on the text.  The file's
-    identity is recorded at the start and checked by every partition and at the end: a file
-    changed while it is read is an error, never a mixed table.
-
-Scoring
-    The measures are planned once, what they need from the whole collection (NFaiRR's ideal) is
-    computed once by :func:`rankbias.scoring.collection_aggregates`, and each task runs
-    :func:`rankbias.scoring.score_runs` on one part — a chunk of a run's queries for per-query
-    measures, the whole run for system-level ones — with the rows and inputs that part reads.
-    Input the local engine rejects as a whole (missing documents, empty lists) is rejected by
-    the local engine itself, so the message is the same.
+The engine partitions, ships and gathers; it computes nothing itself.  Statistics: workers
+count line-aligned byte ranges of a file they can see (a shared file system or an ``fsspec``
+URL; a gzip file is one range) with the reader and counter of :mod:`rankbias.collection`, and
+the driver takes them in file order, so rows, numbers and ``file:line`` errors are the local
+engine's; a file changed while it is read is an error.  Scoring: the measures are planned and
+the collection aggregates computed once, and each task runs :func:`rankbias.scoring.score_runs`
+on a chunk of a run's queries (or a whole run, for system-level measures).
 
 Without a scheduler address a :class:`distributed.LocalCluster` of single-threaded worker
 processes is started and closed at the end.  A scheduler that does not answer, a cluster
@@ -64,16 +52,6 @@ INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 
 
 # ---- the cluster ---------------------------------------------------------------------------
-def _distributed():
-    try:
-        import distributed
-    except ModuleNotFoundError:
-        raise InputError(
-            f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
-        ) from None
-    return distributed
-
-
 def _connect(distributed, scheduler: str, timeout: float):
     """A client of the scheduler at ``scheduler``, within ``timeout`` seconds whatever answers
     there: the connection is made on a daemon thread, abandoned (and the process free to end)
@@ -123,7 +101,12 @@ def dask_client(
     """A ``distributed.Client``: connected to ``scheduler`` (within ``connect_timeout``
     seconds, and with a worker within ``worker_wait`` seconds), or to a new local cluster of
     ``workers`` single-threaded processes (default: one per core), closed on exit."""
-    distributed = _distributed()
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise InputError(
+            f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
+        ) from None
     _quiet_logs(debug)
     if scheduler:
         client = _connect(distributed, scheduler, connect_timeout)
@@ -173,36 +156,18 @@ def _total_threads(client) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
-class _Progress:
-    """A tqdm bar on standard error when it is a terminal (and tqdm is installed)."""
-
-    def __init__(self, total: int, label: str, unit: str, enabled: bool | None):
-        self.bar = None
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        if enabled:
-            try:
-                from tqdm import tqdm
-            except ModuleNotFoundError:
-                return
-            self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, leave=False)
-
-    def step(self, _future=None) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _ordered_results(
     client, function: Callable, calls: Sequence[tuple], label: str, unit: str, progress
 ) -> Iterator:
     """``function(*call)`` for every call on the cluster, yielded in the order of ``calls``,
     with at most two tasks per worker thread in flight (bounded memory on both sides); the
-    progress bar moves as tasks complete, in any order."""
-    bar = _Progress(len(calls), label, unit, progress)
+    progress bar (on a terminal, or as ``progress`` says; with tqdm) moves as tasks complete."""
+    bar = None
+    if sys.stderr.isatty() if progress is None else progress:
+        with contextlib.suppress(ModuleNotFoundError):
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(calls), desc=label, unit=unit, file=sys.stderr, leave=False)
     pending: deque = deque()
     remaining = iter(calls)
     window = 2 * _total_threads(client)
@@ -212,7 +177,8 @@ def _ordered_results(
         call = next(remaining, None)
         if call is not None:
             future = client.submit(function, *call, pure=False)
-            future.add_done_callback(bar.step)
+            if bar is not None:
+                future.add_done_callback(lambda _: bar.update(1))
             pending.append(future)
 
     try:
@@ -225,7 +191,8 @@ def _ordered_results(
     finally:
         with contextlib.suppress(Exception):  # the client may be closed already
             client.cancel(list(pending))
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def _result(client, future, worker_wait: float):
@@ -499,17 +466,14 @@ def _score_part(run: Run, stats: DocStats | None, plan_requests, cutoffs, option
 
 def _subset(stats: DocStats, rows: np.ndarray) -> DocStats:
     """The statistics of the given (sorted, unique) rows only."""
-    from rankbias.text import DocStats
+    import dataclasses
 
-    return DocStats(
+    return dataclasses.replace(
+        stats,
         docids=stats.docids[rows],
         lengths=stats.lengths[rows],
         group_counts=stats.group_counts[rows],
-        groups=stats.groups,
-        terms=stats.terms,
-        term_group=stats.term_group,
         term_counts=None if stats.term_counts is None else stats.term_counts[rows],
-        tokenizer=stats.tokenizer,
     )
 
 
@@ -545,17 +509,10 @@ def score_runs_on_dask(
     progress: bool | None = None,
     **options,
 ) -> pd.DataFrame:
-    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client``.
-
-    The engine only partitions, ships and gathers: the measures are planned once
-    (:func:`rankbias.scoring.plan_measures`), what they need from the whole collection is
-    computed once by the provider (:func:`rankbias.scoring.collection_aggregates`), and each
-    task runs ``score_runs`` on one part — a chunk of a run's queries for the per-query
-    measures, the whole run for the system-level ones — with the rows of the statistics and
-    the inputs that part reads.  ``options`` are those of ``score_runs`` (``background``,
-    ``missing``, ``empty``, ``qrels``, ``polarisation``, ``group_membership``,
-    ``counterfactual``); the table (rows, order, values) and its ``attrs`` are the same.
-    ``queries_per_task`` defaults to a few tasks per worker thread and run.
+    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client`` (module
+    docstring): ``options`` are ``score_runs``'s, and the table (rows, order, values) and its
+    ``attrs`` are the same; input ``score_runs`` rejects as a whole is left to it, for the same
+    message.  ``queries_per_task`` defaults to a few tasks per worker thread and run.
     """
     import numpy as np
 
@@ -589,14 +546,10 @@ def score_runs_on_dask(
         size = queries_per_task or max(
             1, math.ceil(len(run.qids) / (PARTITIONS_PER_THREAD * threads))
         )
-        pieces = (
-            [
-                ("query", run.restrict(run.qids[first : first + size]))
-                for first in range(0, len(run.qids), size)
-            ]
-            if levels["query"]
-            else []
-        )
+        pieces = []
+        if levels["query"]:
+            chunks = [run.qids[first : first + size] for first in range(0, len(run.qids), size)]
+            pieces = [("query", run.restrict(chunk)) for chunk in chunks]
         if levels["system"]:
             pieces.append(("system", run))
         for level, piece in pieces:

@@ -3,14 +3,9 @@
 Tokenisers: ``default`` lower-cases, then takes the maximal runs of Unicode letters and digits
 (``[^\\W_]+``); ``whitespace`` lower-cases, then ``split(" ")`` exactly as the reference code
 (CPJKU ``calculate_collection_docneutrality.py``): empty strings between spaces are tokens and
-count in ``|d|``, punctuation stays attached.
-
-Statistics (:class:`DocStats`): per document its length ``|d|``, the group magnitudes
-``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the sparse ``tf(t, d)``.
-:func:`document_stats` counts in-memory texts with a :class:`TermMatcher`, vectorised: the
-joined texts as an array of code units, token boundaries where a character mask changes, tokens
-prefiltered by a bit table, hashed and compared exactly.  Files are read by
-:mod:`rankbias.collection`, which uses :meth:`TermMatcher.count` for non-ASCII lines.
+count in ``|d|``, punctuation stays attached.  :class:`DocStats` holds per document ``|d|``,
+``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the sparse ``tf(t, d)``; :class:`TermMatcher`
+counts texts, vectorised (files are read by :mod:`rankbias.collection`).
 """
 
 from __future__ import annotations
@@ -281,6 +276,11 @@ class TermMatcher:
         )
         return maybe[hit][exact], term_ids[slot_hit[exact]]
 
+    def stats(self, docids, lengths, group_counts, term_counts=None) -> DocStats:
+        """A :class:`DocStats` of these rows, with the matcher's groups, terms and tokeniser."""
+        return DocStats(docids, lengths, group_counts, self.groups, self.terms, self.term_group,
+                        term_counts, self.tokenizer)  # fmt: skip
+
     def count(self, texts: list[str], per_term: bool = False):
         """``(lengths, group_counts, term_counts)`` of lower-cased texts (``term_counts`` a
         sparse document × term matrix when ``per_term``, else ``None``)."""
@@ -388,41 +388,21 @@ def document_stats(
     per_term: bool = False,
 ) -> DocStats:
     """Statistics of in-memory texts, all at once; ``docids`` default to ``"0", "1", …``."""
-    import scipy.sparse as sp
-
     matcher = TermMatcher(lexicon, tokenizer)
     lowered = [t.lower() for t in texts]
-    ids = (
-        np.array([str(i) for i in range(len(lowered))], dtype=object)
-        if docids is None
-        else np.array(list(docids), dtype=object)
-    )
+    ids = [str(i) for i in range(len(lowered))] if docids is None else list(docids)
+    ids = np.array(ids, dtype=object)
     if len(ids) != len(lowered):
         raise ValueError(f"docids: {len(ids)} docids for {len(lowered)} texts; expected one each")
-    seen: dict[str, int] = {}
+    seen: set[str] = set()
     for position, docid in enumerate(ids):
         if not isinstance(docid, str) or docid in seen:
             found = "used twice" if docid in seen else f"a {type(docid).__name__}"
             raise ValueError(
                 f"docids: {docid!r} at position {position} is {found}; expected distinct strings"
             )
-        seen[docid] = position
-    if len(lowered) == 0:
-        lengths = np.zeros(0, dtype=np.int64)
-        counts = np.zeros((0, len(lexicon.groups)), dtype=np.int64)
-        term_counts = sp.csr_matrix((0, len(lexicon.terms)), dtype=np.int64) if per_term else None
-    else:
-        lengths, counts, term_counts = matcher.count(lowered, per_term)
-    return DocStats(
-        docids=ids,
-        lengths=lengths,
-        group_counts=counts,
-        groups=lexicon.groups,
-        terms=lexicon.terms,
-        term_group=lexicon.group_index(),
-        term_counts=term_counts,
-        tokenizer=tokenizer,
-    )
+        seen.add(docid)
+    return matcher.stats(ids, *matcher.count(lowered, per_term))
 
 
 def unmatchable_terms(lexicon: Lexicon, tokenizer: str = "default") -> tuple[str, ...]:
