@@ -59,9 +59,7 @@ MAX_LINE_BYTES = 1 << 26  # 64 MiB
 
 
 def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> None:
-    """A line of ``data`` longer than ``limit`` bytes is an error.  Only a block longer than
-    the limit can hold one, so the usual blocks (4 MiB, under the 64 MiB default) cost
-    nothing."""
+    """A line of ``data`` longer than ``limit`` bytes is an error (free for blocks under it)."""
     if len(data) <= limit:
         return
     codes = np.frombuffer(data, dtype=np.uint8)
@@ -116,11 +114,8 @@ class Block(NamedTuple):
 
 # ---- the per-line reference check ------------------------------------------------------------
 def _line_problem(line: str) -> str | None:
-    """What is wrong with one decoded collection line (without its line break), or ``None``.
-
-    This is the reference for every message; the compiled scanner only finds *which* line is
-    bad.
-    """
+    """What is wrong with one decoded line (without its line break), or ``None``: the reference
+    for every message (the compiled scanner only finds *which* line is bad)."""
     if not line.strip():
         return f"found an empty collection line; {_EXPECTED}"
     tabs = line.count("\t")
@@ -204,9 +199,7 @@ def count_block(
     data: bytes, offset: int, matcher: TermMatcher, per_term: bool, where: str = "the file"
 ) -> Block:
     """Statistics of a block of whole lines starting at byte ``offset`` of the source
-    (``where`` names what offsets count in messages).
-
-    Raises :class:`BlockError` at the first bad line.
+    (``where`` names what offsets count in messages); :class:`BlockError` at the first bad line.
     """
     import pyarrow as pa
 
@@ -285,10 +278,10 @@ def _cannot_read(label: str, exc: OSError) -> InputError:
     )
 
 
-def _open_source(path: str | Path, label: str | None = None) -> _Source:
+def _open_source(path: str | Path) -> _Source:
     """Open a collection file and find out how to read it (regular or stream, gzip or not)."""
     path = Path(path)
-    label = str(path) if label is None else label
+    label = str(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -422,6 +415,9 @@ def read_range(read_at, start: int, end: int, limit: int, label: str) -> bytes:
 def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
     """``fn`` over ``tasks`` on ``workers`` threads, results in task order, at most
     ``2 * workers`` tasks in flight (bounded memory)."""
+    from rankbias import kernel
+
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if workers <= 1:
         for task in tasks:
             yield fn(task)
@@ -442,9 +438,6 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
 def _source_blocks(
     source: _Source, matcher, per_term, workers, block_bytes, max_line_bytes
 ) -> Iterator[Block]:
-    from rankbias import kernel
-
-    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if source.kind == "ranges":
         fd = source.handle.fileno()
 
@@ -648,32 +641,22 @@ def stats_from_pairs(
     """Statistics of ``(docid, text)`` pairs from any iterator (e.g. an ``ir_datasets`` corpus):
     tabs and line breaks in a text become spaces, docid rules as for files; messages name
     ``label`` and the document's 1-based position as its line."""
-    from rankbias import kernel
-
     matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
-    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
-
     tasks = _pair_blocks(pairs, label, block_bytes)
-    blocks = list(
-        _located_blocks(_ordered(_block_counter(matcher, per_term), tasks, workers), label)
-    )
+    counted = _ordered(_block_counter(matcher, per_term), tasks, workers)
+    blocks = list(_located_blocks(counted, label))
     if not blocks:
         raise InputError(f"{label}: the collection is empty")
     stats = DocStats.concat([b.stats(matcher) for b in blocks])
-    check_unique(
-        [(b.hashes, b.hashes2) for b in blocks],
-        label,
-        lambda lines: [stats.docids[i] for i in lines],
-    )
+    hashes = [(b.hashes, b.hashes2) for b in blocks]
+    check_unique(hashes, label, lambda lines: [stats.docids[i] for i in lines])
     return stats
 
 
 def document_text(doc) -> str:
     """The text of an ``ir_datasets`` document (``default_text()`` where it exists)."""
-    if hasattr(doc, "default_text"):
-        return doc.default_text()
-    return doc.text
+    return doc.default_text() if hasattr(doc, "default_text") else doc.text
 
 
 def _shortened(exc: BaseException, limit: int = 160) -> str:

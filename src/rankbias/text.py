@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -164,15 +164,12 @@ class DocStats:
             import scipy.sparse as sp  # only then: importing SciPy takes about 0.3 s
 
             term_counts = sp.vstack([p.term_counts for p in parts], format="csr")
-        return cls(
+        return replace(
+            first,
             docids=np.concatenate([p.docids for p in parts]),
             lengths=np.concatenate([p.lengths for p in parts]),
             group_counts=np.concatenate([p.group_counts for p in parts]),
-            groups=first.groups,
-            terms=first.terms,
-            term_group=first.term_group,
             term_counts=term_counts,
-            tokenizer=first.tokenizer,
         )
 
 
