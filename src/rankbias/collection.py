@@ -113,9 +113,16 @@ class Block(NamedTuple):
 
 
 # ---- the per-line reference check ------------------------------------------------------------
-def _line_problem(line: str) -> str | None:
-    """What is wrong with one decoded line (without its line break), or ``None``: the reference
-    for every message (the compiled scanner only finds *which* line is bad)."""
+def _line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
+    """What is wrong with one line (without its line break), or ``None``: the reference for
+    every message (the compiled scanner only finds *which* line is bad)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            f"byte {raw[exc.start]:#04x} at byte offset {line_offset + exc.start} of {where} "
+            f"(byte {exc.start + 1} of the line) is not valid UTF-8; expected UTF-8 text"
+        )
     if not line.strip():
         return f"found an empty collection line; {_EXPECTED}"
     tabs = line.count("\t")
@@ -145,17 +152,6 @@ def _line_problem(line: str) -> str | None:
             "expected 'docid<TAB>text' with non-empty text"
         )
     return None
-
-
-def _raw_line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return (
-            f"byte {raw[exc.start]:#04x} at byte offset {line_offset + exc.start} of {where} "
-            f"(byte {exc.start + 1} of the line) is not valid UTF-8; expected UTF-8 text"
-        )
-    return _line_problem(line)
 
 
 # ---- the kernel's view of the lexicon --------------------------------------------------------
@@ -224,7 +220,7 @@ def count_block(
             exact_rows.tolist(), bounds[exact_rows][:, [0, 3]].tolist(), strict=True
         ):
             raw = data[start:end]
-            problem = _raw_line_problem(raw, offset + start, where)
+            problem = _line_problem(raw, offset + start, where)
             if problem is not None:
                 raise BlockError(row, problem, offset + start)
             texts.append(raw.decode("utf-8").partition("\t")[2].rstrip().lower())
@@ -233,7 +229,7 @@ def count_block(
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
         start, end = int(bounds[n, 0]), int(bounds[n, 3])
-        problem = _raw_line_problem(data[start:end], offset + start, where)
+        problem = _line_problem(data[start:end], offset + start, where)
         if problem is None:  # pragma: no cover - the scanner and the reference disagree
             raise RuntimeError(f"the scanner refused line {data[start:end]!r}, the check did not")
         raise BlockError(n, problem, offset + start)
@@ -659,11 +655,6 @@ def document_text(doc) -> str:
     return doc.default_text() if hasattr(doc, "default_text") else doc.text
 
 
-def _shortened(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 _DOWNLOAD_ERRORS = (OSError, EOFError, zlib.error, RuntimeError, ValueError)
 
 
@@ -676,9 +667,11 @@ class _OfflineSafeCorpus:
         self._corpus = corpus
 
     def _unavailable(self, exc: BaseException) -> InputError:
+        text = " ".join(str(exc).split())
+        text = text if len(text) <= 160 else text[:159] + "…"
         return InputError(
             f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
-            f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
+            f"({type(exc).__name__}: {text}); expected the data in the "
             "ir_datasets cache (~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; "
             "or pass a docid<TAB>text file"
         )

@@ -16,6 +16,7 @@ without workers and a failed task end the command with one message, within the t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -79,17 +80,6 @@ def _connect(distributed, scheduler: str, timeout: float):
     )
 
 
-def _quiet_logs(debug: bool) -> None:
-    """Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
-    notices) stay out of the user's terminal: the command reports the task's message itself.
-    ``debug`` keeps them."""
-    import logging
-
-    level = logging.INFO if debug else logging.CRITICAL
-    for name in ("distributed", "tornado", "asyncio"):
-        logging.getLogger(name).setLevel(level)
-
-
 @contextlib.contextmanager
 def dask_client(
     scheduler: str | None = None,
@@ -107,7 +97,12 @@ def dask_client(
         raise InputError(
             f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
         ) from None
-    _quiet_logs(debug)
+    import logging
+
+    # Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
+    # notices) stay out of the terminal (unless --debug): the command reports the message itself
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.INFO if debug else logging.CRITICAL)
     if scheduler:
         client = _connect(distributed, scheduler, connect_timeout)
         client.rankbias_worker_wait = worker_wait
@@ -125,8 +120,6 @@ def dask_client(
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
         return
-    import logging
-
     import dask
 
     # Dask's nannies set MALLOC_TRIM_THRESHOLD_ for their workers, which turns off glibc's
@@ -370,13 +363,6 @@ def _collection_location(collection: str | Path) -> tuple[str, str]:
     return str(path.resolve()), str(path)
 
 
-def _partition_bytes(location: str, client) -> int:
-    with _open_raw(location) as handle:
-        size = _size_unless_gzip(handle) or 0
-    per_partition = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
-    return min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, per_partition))
-
-
 def iter_stats_on_dask(
     client,
     collection: str | Path,
@@ -399,7 +385,12 @@ def iter_stats_on_dask(
 
     location, label = _collection_location(collection)
     started = identity(location)
-    target = partition_bytes or _partition_bytes(location, client)
+    target = partition_bytes
+    if not target:  # a few partitions per worker thread, within the bounds
+        with _open_raw(location) as handle:
+            size = _size_unless_gzip(handle) or 0
+        target = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
+        target = min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, target))
     ranges = plan_partitions(location, target, max_line_bytes, label)
     calls = [
         (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes, label)
@@ -462,19 +453,6 @@ def _score_part(run: Run, stats: DocStats | None, plan_requests, cutoffs, option
 
     frame = score_runs([run], stats, plan_requests, cutoffs, **options)
     return frame, dict(frame.attrs)
-
-
-def _subset(stats: DocStats, rows: np.ndarray) -> DocStats:
-    """The statistics of the given (sorted, unique) rows only."""
-    import dataclasses
-
-    return dataclasses.replace(
-        stats,
-        docids=stats.docids[rows],
-        lengths=stats.lengths[rows],
-        group_counts=stats.group_counts[rows],
-        term_counts=None if stats.term_counts is None else stats.term_counts[rows],
-    )
 
 
 def _rejected_by_local_engine(runs, stats, background, missing: str, empty: str) -> bool:
@@ -560,7 +538,14 @@ def score_runs_on_dask(
                 if isinstance(inputs.get("background"), Run):
                     needed.append(stats.rows(inputs["background"].docids))
                 rows = np.unique(np.concatenate(needed))
-                piece_stats = _subset(stats, rows[rows >= 0])
+                rows = rows[rows >= 0]
+                piece_stats = dataclasses.replace(
+                    stats,
+                    docids=stats.docids[rows],
+                    lengths=stats.lengths[rows],
+                    group_counts=stats.group_counts[rows],
+                    term_counts=None if stats.term_counts is None else stats.term_counts[rows],
+                )
             inputs["aggregates"] = aggregates
             calls.append((piece, piece_stats, levels[level], cutoffs, inputs))
             parts.append((run_index, level))

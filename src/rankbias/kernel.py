@@ -136,15 +136,6 @@ def _key_table(term_bytes, term_offsets):
     return table, words, first, sizes, shift
 
 
-def _record(counts, hits, n_hits, want_hits, line, term, term_group):
-    counts[line, term_group[term]] += 1
-    if want_hits:
-        hits[n_hits, 0] = line
-        hits[n_hits, 1] = term
-        return n_hits + 1
-    return n_hits
-
-
 def _scan_block(
     buf, tokenizer, term_bytes, term_offsets, term_group, n_groups, max_term, want_hits
 ):
@@ -334,9 +325,11 @@ def _scan_block(
                                 same = False
                                 break
                         if same:
-                            n_hits = _record(
-                                counts, hits, n_hits, want_hits, n_lines, term, term_group
-                            )
+                            counts[n_lines, term_group[term]] += 1
+                            if want_hits:
+                                hits[n_hits, 0] = n_lines
+                                hits[n_hits, 1] = term
+                                n_hits += 1
                             break
                     slot = (slot + np.uint64(1)) & key_mask
             if stopped:
@@ -406,7 +399,7 @@ def _hash_strings(data, offsets):
 
 
 # ---- compilation (module docstring) ----------------------------------------------------------
-_HELPERS = ("_record", "_tail_word", "_key_table", "_lower_word")
+_HELPERS = ("_tail_word", "_key_table", "_lower_word")
 _INTRINSICS = ("_load8", "_cttz")
 _SCANNER = None
 _HASHER = None

@@ -287,7 +287,11 @@ class TermMatcher:
         begins = np.zeros(n_docs, dtype=np.int64)
         np.cumsum(span_len[:-1] + 1, out=begins[1:])  # +1: the joining space
         ends_doc = begins + span_len
-        codes = _codes_of(" ".join(texts))
+        joined = " ".join(texts)  # as code units: uint8 if ASCII, else uint32 code points
+        if joined.isascii():
+            codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        else:
+            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
         is_token = _token_mask(codes, self.tokenizer)
         starts, ends = _runs(is_token)
         if self.tokenizer == "default":
@@ -342,13 +346,6 @@ def _combine(words: np.ndarray, byte_lengths: np.ndarray) -> np.ndarray:
             mixed = (words[:, j] ^ (words[:, j] >> np.uint64(29))) * _HASH_MULTIPLIERS[j % 8]
             acc = (acc ^ mixed) * np.uint64(0x9E3779B97F4A7C15)
     return acc
-
-
-def _codes_of(joined: str) -> np.ndarray:
-    """The string as an array of code units: ``uint8`` if ASCII, else ``uint32`` code points."""
-    if joined.isascii():
-        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
 
 
 def _token_mask(codes: np.ndarray, tokenizer: str) -> np.ndarray:
