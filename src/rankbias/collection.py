@@ -409,20 +409,20 @@ def read_range(read_at, start: int, end: int, limit: int, label: str) -> bytes:
 
 # ---- the local engine ------------------------------------------------------------------------
 def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
-    """``fn`` over ``tasks`` on ``workers`` threads, results in task order, at most
-    ``2 * workers`` tasks in flight (bounded memory)."""
+    """``fn(*task)`` for each of ``tasks`` on ``workers`` threads, results in task order, at
+    most ``2 * workers`` tasks in flight (bounded memory)."""
     from rankbias import kernel
 
     kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if workers <= 1:
         for task in tasks:
-            yield fn(task)
+            yield fn(*task)
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rankbias-scan")
     try:
         pending: deque = deque()
         for task in tasks:
-            pending.append(pool.submit(fn, task))
+            pending.append(pool.submit(fn, *task))
             if len(pending) >= 2 * workers:
                 yield pending.popleft().result()
         while pending:
@@ -431,34 +431,10 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _source_blocks(
-    source: _Source, matcher, per_term, workers, block_bytes, max_line_bytes
-) -> Iterator[Block]:
-    if source.kind == "ranges":
-        fd = source.handle.fileno()
-
-        def read_at(position, size):
-            return os.pread(fd, size, position)
-
-        def run(cut):
-            data = read_range(read_at, *cut, max_line_bytes, source.label)
-            return count_block(data, cut[0], matcher, per_term)
-
-        size = os.fstat(fd).st_size
-        cuts = range_cuts(read_at, source.start, size, block_bytes, max_line_bytes, source.label)
-        return _ordered(run, cuts, workers)
-
-    raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
-    gzipped = source.kind == "gzip"
-    blocks = stream_blocks(raw, source.label, gzipped, block_bytes, max_line_bytes)
-    return _ordered(_block_counter(matcher, per_term), blocks, workers)
-
-
 def _block_counter(matcher: TermMatcher, per_term: bool):
     """:func:`count_block` of a ``(bytes, offset, where)`` task."""
 
-    def run(task):
-        data, offset, where = task
+    def run(data, offset, where):
         return count_block(data, offset, matcher, per_term, where)
 
     return run
@@ -476,13 +452,9 @@ def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
 
 
 def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
-    """Raise on the first line whose docid an earlier line already used.
-
-    ``blocks``: ``(hashes, hashes2)`` of consecutive blocks (:attr:`Block.hashes`); candidates
-    are lines with both hashes equal; ``docid_at(lines)`` recovers the docids of 0-based lines
-    to confirm them and name the docid (``None``: the source cannot be re-read, and the
-    128-bit hash match is reported as it is).
-    """
+    """Raise on the first line whose docid an earlier line already used, from the ``(hashes,
+    hashes2)`` of consecutive blocks; ``docid_at(lines)`` gives the docids of 0-based lines to
+    confirm a match (``None``: the source cannot be re-read; the 128-bit match is reported)."""
     h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     order = np.argsort(h1)
@@ -545,13 +517,28 @@ def iter_blocks(
     workers = workers or os.cpu_count() or 1
     source = _open_source(path)
 
+    label = source.label
+    if source.kind == "ranges":  # line-aligned byte ranges, read and counted on the threads
+        fd = source.handle.fileno()
+
+        def read_at(position, size):
+            return os.pread(fd, size, position)
+
+        def run(start, end):
+            data = read_range(read_at, start, end, max_line_bytes, label)
+            return count_block(data, start, matcher, per_term)
+
+        size = os.fstat(fd).st_size
+        tasks = range_cuts(read_at, source.start, size, block_bytes, max_line_bytes, label)
+    else:
+        raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
+        tasks = stream_blocks(raw, label, source.kind == "gzip", block_bytes, max_line_bytes)
+        run = _block_counter(matcher, per_term)
+
     def blocks():
         hashes = []
         try:
-            for block in _located_blocks(
-                _source_blocks(source, matcher, per_term, workers, block_bytes, max_line_bytes),
-                source.label,
-            ):
+            for block in _located_blocks(_ordered(run, tasks, workers), label):
                 hashes.append((block.hashes, block.hashes2))
                 yield block
         finally:

@@ -55,9 +55,8 @@ INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 # ---- the cluster ---------------------------------------------------------------------------
 def _connect(distributed, scheduler: str, timeout: float):
     """A client of the scheduler at ``scheduler``, within ``timeout`` seconds whatever answers
-    there: the connection is made on a daemon thread, abandoned (and the process free to end)
-    when it does not finish in time — a server that is not a Dask scheduler never answers the
-    handshake, and distributed's own timeout does not cover it."""
+    there (a daemon thread, abandoned on time-out: a server that is not a Dask scheduler never
+    answers the handshake, and distributed's own timeout does not cover it)."""
     import threading
 
     box: dict = {}
@@ -289,14 +288,12 @@ def count_byte_range(
     max_line_bytes: int = MAX_LINE_BYTES,
     label: str = "",
 ) -> tuple[DocStats | None, np.ndarray, np.ndarray]:
-    """On a worker: the statistics of the lines in ``[start, end)`` of a collection file
-    (``end == -1``: the whole decompressed stream), read and counted as the local engine does,
-    and the two hashes of each docid; ``None`` for statistics of no line.
+    """On a worker: ``(statistics or None, hashes, hashes2)`` of the lines in ``[start, end)``
+    (``end == -1``: the whole decompressed stream), read and counted as the local engine does.
 
-    ``expected``: the file's :func:`identity` when the command started (a local file that is
-    no longer that file raises :class:`FileChangedError`).  A bad line raises
-    :class:`rankbias.collection.BlockError`, its line counted from ``start``; other messages
-    name ``label`` (default: ``location``).
+    A local file that is no longer ``expected`` (its :func:`identity`) raises
+    :class:`FileChangedError`; a bad line a :class:`~rankbias.collection.BlockError` with its
+    line counted from ``start``; messages name ``label`` (default: ``location``).
     """
     import numpy as np
 
@@ -374,12 +371,9 @@ def iter_stats_on_dask(
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[DocStats]:
     """Stream the statistics of a collection file computed on the cluster of ``client``, one
-    :class:`~rankbias.text.DocStats` per partition, in file order.
-
-    The documents, numbers and errors are those of
-    :func:`rankbias.collection.iter_collection_stats` (the local engine); only the block sizes
-    differ.  ``partition_bytes`` defaults to a few partitions per worker thread, at most
-    :data:`MAX_PARTITION_BYTES`.  A file changed while it is read is an error.
+    :class:`~rankbias.text.DocStats` per partition, in file order: the documents, numbers and
+    errors of :func:`rankbias.collection.iter_collection_stats`.  ``partition_bytes`` defaults
+    to a few partitions per worker thread, at most :data:`MAX_PARTITION_BYTES`.
     """
     from rankbias.collection import BlockError, check_unique, docids_at_lines
 
