@@ -297,19 +297,12 @@ def count_byte_range(
     """
     import numpy as np
 
-    from rankbias.collection import (
-        DEFAULT_BLOCK_BYTES,
-        UTF8_BOM,
-        BlockError,
-        count_block,
-        range_cuts,
-        read_range,
-        stream_blocks,
-    )
+    from rankbias import collection as c
     from rankbias.text import DocStats, TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
     label = label or location
+    size = c.DEFAULT_BLOCK_BYTES
     blocks, n_lines = [], 0
     with _open_raw(location) as handle:
         if expected is not None and not _is_url(location):
@@ -318,22 +311,19 @@ def count_byte_range(
             if found != expected:
                 raise FileChangedError(location)
         if end == -1:
-            tasks = stream_blocks(handle, label, True, DEFAULT_BLOCK_BYTES, max_line_bytes)
+            tasks = c.stream_blocks(handle, label, True, size, max_line_bytes)
         else:
             read_at = _read_at(handle)
-            if start == 0 and read_at(0, 3) == UTF8_BOM:
-                start = 3
-            cuts = range_cuts(read_at, start, end, DEFAULT_BLOCK_BYTES, max_line_bytes, label)
-            tasks = (
-                (read_range(read_at, a, b, max_line_bytes, label), a, "the file") for a, b in cuts
-            )
+            start = 3 if start == 0 and read_at(0, 3) == c.UTF8_BOM else start
+            cuts = c.range_cuts(read_at, start, end, size, max_line_bytes, label)
+            tasks = ((c.read_range(read_at, *cut, max_line_bytes, label), cut[0], "the file")
+                     for cut in cuts)  # fmt: skip
         for data, offset, where in tasks:
             try:
-                block = count_block(data, offset, matcher, per_term, where)
-            except BlockError as exc:
-                raise BlockError(
-                    n_lines + exc.line_in_block, exc.message, exc.byte_offset
-                ) from None
+                block = c.count_block(data, offset, matcher, per_term, where)
+            except c.BlockError as exc:
+                line = n_lines + exc.line_in_block
+                raise c.BlockError(line, exc.message, exc.byte_offset) from None
             blocks.append(block)
             n_lines += len(block.lengths)
     if not blocks:
@@ -488,26 +478,19 @@ def score_runs_on_dask(
     """
     import numpy as np
 
+    from rankbias import scoring
     from rankbias.runs import Run
-    from rankbias.scoring import (
-        DEFAULT_CUTOFFS,
-        DEFAULT_MEASURES,
-        collection_aggregates,
-        plan_measures,
-        restrict_inputs,
-        score_runs,
-    )
 
-    metrics = DEFAULT_MEASURES if metrics is None else metrics
-    cutoffs = DEFAULT_CUTOFFS if cutoffs is None else cutoffs
+    metrics = scoring.DEFAULT_MEASURES if metrics is None else metrics
+    cutoffs = scoring.DEFAULT_CUTOFFS if cutoffs is None else cutoffs
     runs = [runs] if isinstance(runs, Run) else list(runs)
     background = options.get("background", "collection")
     if not runs or _rejected_by_local_engine(
         runs, stats, background, options.get("missing", "error"), options.get("empty", "error")
-    ):
-        return score_runs(runs, stats, metrics, cutoffs, **options)  # the local engine's message
-    plan = plan_measures(metrics, cutoffs)
-    aggregates = collection_aggregates(plan, stats)
+    ):  # the local engine's message
+        return scoring.score_runs(runs, stats, metrics, cutoffs, **options)
+    plan = scoring.plan_measures(metrics, cutoffs)
+    aggregates = scoring.collection_aggregates(plan, stats)
     levels = {
         level: [entry.request for entry in plan if entry.request.measure.level == level]
         for level in ("query", "system")
@@ -525,7 +508,7 @@ def score_runs_on_dask(
         if levels["system"]:
             pieces.append(("system", run))
         for level, piece in pieces:
-            inputs = restrict_inputs(piece, options)
+            inputs = scoring.restrict_inputs(piece, options)
             piece_stats = None
             if stats is not None:
                 needed = [stats.rows(piece.docids)]
