@@ -175,10 +175,8 @@ class DocStats:
 
 # ---- term matching -----------------------------------------------------------------------
 class TermMatcher:
-    """The lexicon's terms prepared for exact matching against token spans in a code array.
-
-    ``groups``, ``terms`` and ``term_group`` are the lexicon's; ``unmatchable`` the terms the
-    tokeniser would split; :meth:`count` gives the statistics of lower-cased texts.
+    """The lexicon's terms prepared for exact matching against token spans in a code array;
+    ``unmatchable``: the terms the tokeniser would split; :meth:`count` counts lower-cased texts.
     """
 
     def __init__(self, lexicon: Lexicon, tokenizer: str):
