@@ -125,6 +125,24 @@ def test_the_same_files_as_the_local_engine(
     assert pd.read_csv(dask).docid.iloc[0] == "d0"  # the mark is not part of the first docid
 
 
+@pytest.mark.parametrize("variant", ["long line, lone CR ends", "truncated gzip"])
+def test_the_same_reading_errors_as_the_local_engine(
+    tmp_path, capsys, on_cluster, small_partitions, variant
+):
+    """Both engines read with collection.py's reader: the same --max-line-bytes check on
+    lone-CR files, the same gzip message, the file named as the user named it."""
+    lines = [f"d{i}\tshe went home {'x' * (300 if i == 50 else 5)}\r" for i in range(2000)]
+    data = "".join(lines).encode()
+    path = tmp_path / "c.tsv"
+    path.write_bytes(data if variant.startswith("long") else gzip.compress(data)[:-30])
+    common = ["stats", "--collection", str(path), "--terms", "default", "--max-line-bytes", "100"]
+    local = run_cli([*common, "--out", str(tmp_path / "l.csv")], capsys)
+    dask = run_cli([*common, "--engine", "dask", "--out", str(tmp_path / "d.csv")], capsys)
+    assert local[0] == dask[0] == 2
+    assert dask[1].splitlines()[-1] == local[1].splitlines()[-1]
+    assert f"error: {path}: the " in dask[1]
+
+
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
 def test_a_repeated_docid_is_found_with_any_line_end(tmp_path, capsys, on_cluster, line_end):
     lines = [b"d1\tshe sang", b"d2\the ran", b"d3\tthe rain", b"d2\tit rained", b"d5\tx"]

@@ -1,21 +1,16 @@
-"""Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats`` and the library.
+"""Collection files ``docid<TAB>text``: the one reader behind ``rankbias stats``, the library
+and both engines.
 
 Format (anything else is an :class:`~rankbias.errors.InputError` naming file and line): UTF-8,
 one document per line, lines ending at ``\\n``, ``\\r\\n`` or a lone ``\\r``, a leading
 byte-order mark skipped; exactly one tab; a unique, non-empty docid without white space or
 byte-order mark (a run file could not name it); a text, right-stripped, not empty.
 
-Sources: a regular file (line-aligned byte ranges, in parallel), gzip by content, or any stream
-(pipe, ``<(zcat c.tsv.gz)``) read sequentially; ``(docid, text)`` iterators such as
-``ir_datasets`` corpora follow the same rules (:func:`stats_from_pairs`).
-
-Counting: blocks of whole lines are scanned by the compiled kernel of :mod:`rankbias.kernel` on
-``workers`` threads (it releases the GIL; no worker processes to outlive a killed command);
-lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.  Memory: a few blocks,
-plus 16 bytes per document for the duplicate-docid check.  Other engines use
-:func:`count_block` (a bad line is a :class:`BlockError` with its line in the block and byte
-offset) and :meth:`Block.stats`, and find docids repeated across blocks from
-:attr:`Block.hashes`.
+A regular file is read as line-aligned byte ranges, in parallel; gzip (told by content) and
+streams sequentially; ``(docid, text)`` iterators (``ir_datasets``) follow the same rules.
+Blocks of lines are counted by the compiled scanner of :mod:`rankbias.kernel` on threads (it
+releases the GIL); lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.
+Memory: a few blocks, plus 16 bytes per document for the duplicate-docid check.
 """
 
 from __future__ import annotations
@@ -43,6 +38,11 @@ __all__ = [
     "Block",
     "BlockError",
     "count_block",
+    "stream_blocks",
+    "range_cuts",
+    "read_range",
+    "check_unique",
+    "docids_at_lines",
     "iter_blocks",
     "iter_collection_stats",
     "read_collection_stats",
@@ -59,9 +59,7 @@ MAX_LINE_BYTES = 1 << 26  # 64 MiB
 
 
 def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> None:
-    """A line of ``data`` longer than ``limit`` bytes is an error.  Only a block longer than
-    the limit can hold one, so the usual blocks (4 MiB, under the 64 MiB default) cost
-    nothing."""
+    """A line of ``data`` longer than ``limit`` bytes is an error (free for blocks under it)."""
     if len(data) <= limit:
         return
     codes = np.frombuffer(data, dtype=np.uint8)
@@ -110,25 +108,21 @@ class Block(NamedTuple):
 
     def stats(self, matcher: TermMatcher) -> DocStats:
         """The block as a :class:`DocStats` (docids as Python strings)."""
-        return DocStats(
-            docids=self.docids.to_numpy(zero_copy_only=False).astype(object),
-            lengths=self.lengths,
-            group_counts=self.group_counts,
-            groups=matcher.groups,
-            terms=matcher.terms,
-            term_group=matcher.term_group,
-            term_counts=self.term_counts,
-            tokenizer=matcher.tokenizer,
-        )
+        docids = self.docids.to_numpy(zero_copy_only=False).astype(object)
+        return matcher.stats(docids, self.lengths, self.group_counts, self.term_counts)
 
 
 # ---- the per-line reference check ------------------------------------------------------------
-def _line_problem(line: str) -> str | None:
-    """What is wrong with one decoded collection line (without its line break), or ``None``.
-
-    This is the reference for every message; the compiled scanner only finds *which* line is
-    bad.
-    """
+def _line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
+    """What is wrong with one line (without its line break), or ``None``: the reference for
+    every message (the compiled scanner only finds *which* line is bad)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            f"byte {raw[exc.start]:#04x} at byte offset {line_offset + exc.start} of {where} "
+            f"(byte {exc.start + 1} of the line) is not valid UTF-8; expected UTF-8 text"
+        )
     if not line.strip():
         return f"found an empty collection line; {_EXPECTED}"
     tabs = line.count("\t")
@@ -158,17 +152,6 @@ def _line_problem(line: str) -> str | None:
             "expected 'docid<TAB>text' with non-empty text"
         )
     return None
-
-
-def _raw_line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return (
-            f"byte {raw[exc.start]:#04x} at byte offset {line_offset + exc.start} of {where} "
-            f"(byte {exc.start + 1} of the line) is not valid UTF-8; expected UTF-8 text"
-        )
-    return _line_problem(line)
 
 
 # ---- the kernel's view of the lexicon --------------------------------------------------------
@@ -212,9 +195,7 @@ def count_block(
     data: bytes, offset: int, matcher: TermMatcher, per_term: bool, where: str = "the file"
 ) -> Block:
     """Statistics of a block of whole lines starting at byte ``offset`` of the source
-    (``where`` names what offsets count in messages).
-
-    Raises :class:`BlockError` at the first bad line.
+    (``where`` names what offsets count in messages); :class:`BlockError` at the first bad line.
     """
     import pyarrow as pa
 
@@ -239,7 +220,7 @@ def count_block(
             exact_rows.tolist(), bounds[exact_rows][:, [0, 3]].tolist(), strict=True
         ):
             raw = data[start:end]
-            problem = _raw_line_problem(raw, offset + start, where)
+            problem = _line_problem(raw, offset + start, where)
             if problem is not None:
                 raise BlockError(row, problem, offset + start)
             texts.append(raw.decode("utf-8").partition("\t")[2].rstrip().lower())
@@ -248,7 +229,7 @@ def count_block(
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
         start, end = int(bounds[n, 0]), int(bounds[n, 3])
-        problem = _raw_line_problem(data[start:end], offset + start, where)
+        problem = _line_problem(data[start:end], offset + start, where)
         if problem is None:  # pragma: no cover - the scanner and the reference disagree
             raise RuntimeError(f"the scanner refused line {data[start:end]!r}, the check did not")
         raise BlockError(n, problem, offset + start)
@@ -293,10 +274,10 @@ def _cannot_read(label: str, exc: OSError) -> InputError:
     )
 
 
-def _open_source(path: str | Path, label: str | None = None) -> _Source:
+def _open_source(path: str | Path) -> _Source:
     """Open a collection file and find out how to read it (regular or stream, gzip or not)."""
     path = Path(path)
-    label = str(path) if label is None else label
+    label = str(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -341,17 +322,18 @@ def _complete_lines_end(data: bytes) -> int:
     return last + 1
 
 
-def _sequential_blocks(
-    source: _Source, block_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+def stream_blocks(
+    raw, label: str, gzipped: bool, block_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[tuple[bytes, int, str]]:
-    """``(block, offset, where)`` of whole lines from a gzip file or a stream, read in order
-    (``where`` names what offsets count: the file or its decompressed bytes)."""
-    if source.kind == "gzip":
-        raw = source.handle if not source.head else PrefixedStream(source.head, source.handle)
+    """``(block, offset, where)`` of whole lines of a binary stream ``raw`` (gzip-compressed if
+    ``gzipped``), read in order; ``where`` names what offsets count (the file or its
+    decompressed bytes).  A byte-order mark at the start is dropped; a truncated gzip stream,
+    a read error or a line longer than ``max_line_bytes`` is an :class:`InputError`."""
+    if gzipped:
         reader = gzip.GzipFile(fileobj=raw, mode="rb")
         where = "the decompressed file"
     else:
-        reader = io.BufferedReader(PrefixedStream(source.head, source.handle), 1 << 16)
+        reader = io.BufferedReader(raw, 1 << 16)
         where = "the file"
     offset = 0
     carry = b""
@@ -361,11 +343,11 @@ def _sequential_blocks(
             chunk = reader.read(block_bytes)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(
-                f"{source.label}: the gzip data is truncated or corrupt after {offset} "
+                f"{label}: the gzip data is truncated or corrupt after {offset} "
                 f"decompressed bytes ({exc}); expected a complete gzip file"
             ) from None
         except OSError as exc:
-            raise _cannot_read(source.label, exc) from None
+            raise _cannot_read(label, exc) from None
         if not chunk:
             if carry:
                 yield carry, offset, where
@@ -378,23 +360,23 @@ def _sequential_blocks(
         cut = _complete_lines_end(data)
         if cut == 0:
             if len(data) > max_line_bytes:
-                raise _line_too_long(source.label, offset, max_line_bytes)
+                raise _line_too_long(label, offset, max_line_bytes)
             carry = data
             continue
-        _check_line_lengths(data[:cut], offset, max_line_bytes, source.label)
+        _check_line_lengths(data[:cut], offset, max_line_bytes, label)
         yield data[:cut], offset, where
         offset += cut
         carry = data[cut:]
 
 
-def _next_cut(fd: int, pos: int, end: int, limit: int, label: str) -> int:
+def _next_cut(read_at, pos: int, end: int, limit: int, label: str) -> int:
     """The first position ≥ ``pos`` just after a complete line break (``end`` if none); no
     break within ``limit`` bytes is an error."""
     started = pos
     while pos < end:
         if pos - started > limit:
             raise _line_too_long(label, started, limit)
-        window = os.pread(fd, min(1 << 16, end - pos), pos)
+        window = read_at(pos, min(1 << 16, end - pos))
         if not window:
             return end
         hits = [i for i in (window.find(b"\n"), window.find(b"\r")) if i >= 0]
@@ -403,32 +385,44 @@ def _next_cut(fd: int, pos: int, end: int, limit: int, label: str) -> int:
             continue
         i = min(hits)
         if window[i] == 13:  # \r\n counts as one break
-            following = window[i + 1 : i + 2] or os.pread(fd, 1, pos + i + 1)
+            following = window[i + 1 : i + 2] or read_at(pos + i + 1, 1)
             return min(end, pos + i + (2 if following == b"\n" else 1))
         return pos + i + 1
     return end
 
 
-def _range_cuts(fd, start, end, target, limit, label) -> Iterator[tuple[int, int]]:
+def range_cuts(read_at, start, end, target, limit, label) -> Iterator[tuple[int, int]]:
+    """Line-aligned ranges ``[a, b)`` of about ``target`` bytes covering ``[start, end)`` of a
+    file read by ``read_at(position, size)``; a line longer than ``limit`` is an error."""
     while start < end:
-        stop = _next_cut(fd, start + target, end, limit, label) if start + target < end else end
+        stop = _next_cut(read_at, start + target, end, limit, label)  # end if past it
         yield start, stop
         start = stop
 
 
+def read_range(read_at, start: int, end: int, limit: int, label: str) -> bytes:
+    """The bytes ``[start, end)`` of a cut of :func:`range_cuts`, checked for over-long lines."""
+    data = read_at(start, end - start)
+    _check_line_lengths(data, start, limit, label)
+    return data
+
+
 # ---- the local engine ------------------------------------------------------------------------
 def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
-    """``fn`` over ``tasks`` on ``workers`` threads, results in task order, at most
-    ``2 * workers`` tasks in flight (bounded memory)."""
+    """``fn(*task)`` for each of ``tasks`` on ``workers`` threads, results in task order, at
+    most ``2 * workers`` tasks in flight (bounded memory)."""
+    from rankbias import kernel
+
+    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
     if workers <= 1:
         for task in tasks:
-            yield fn(task)
+            yield fn(*task)
         return
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rankbias-scan")
     try:
         pending: deque = deque()
         for task in tasks:
-            pending.append(pool.submit(fn, task))
+            pending.append(pool.submit(fn, *task))
             if len(pending) >= 2 * workers:
                 yield pending.popleft().result()
         while pending:
@@ -437,34 +431,10 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _source_blocks(
-    source: _Source, matcher, per_term, workers, block_bytes, max_line_bytes
-) -> Iterator[Block]:
-    from rankbias import kernel
-
-    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
-    if source.kind == "ranges":
-        fd = source.handle.fileno()
-        size = os.fstat(fd).st_size
-
-        def run(cut):
-            a, b = cut
-            data = os.pread(fd, b - a, a)
-            _check_line_lengths(data, a, max_line_bytes, source.label)
-            return count_block(data, a, matcher, per_term)
-
-        cuts = _range_cuts(fd, source.start, size, block_bytes, max_line_bytes, source.label)
-        return _ordered(run, cuts, workers)
-
-    blocks = _sequential_blocks(source, block_bytes, max_line_bytes)
-    return _ordered(_block_counter(matcher, per_term), blocks, workers)
-
-
 def _block_counter(matcher: TermMatcher, per_term: bool):
     """:func:`count_block` of a ``(bytes, offset, where)`` task."""
 
-    def run(task):
-        data, offset, where = task
+    def run(data, offset, where):
         return count_block(data, offset, matcher, per_term, where)
 
     return run
@@ -481,13 +451,10 @@ def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
         raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
 
 
-def _check_unique(blocks: list[Block] | tuple, label: str, docid_at) -> None:
-    """Raise on the first line whose docid an earlier line already used.
-
-    Candidates are found from two 64-bit hashes per document; ``docid_at(lines)`` recovers
-    the docids of 0-based lines to confirm them and name the docid (``None``: the source
-    cannot be re-read, and the 128-bit hash match is reported as it is).
-    """
+def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
+    """Raise on the first line whose docid an earlier line already used, from the ``(hashes,
+    hashes2)`` of consecutive blocks; ``docid_at(lines)`` gives the docids of 0-based lines to
+    confirm a match (``None``: the source cannot be re-read; the 128-bit match is reported)."""
     h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
     order = np.argsort(h1)
@@ -518,11 +485,12 @@ def _check_unique(blocks: list[Block] | tuple, label: str, docid_at) -> None:
             )
 
 
-def _docids_at_lines(path: Path, indices: list[int]) -> list[str]:
-    """The docids of 0-based lines ``indices``, re-read from a (possibly gzip) file."""
+def docids_at_lines(raw, indices: list[int]) -> list[str]:
+    """The docids of 0-based lines ``indices``, re-read from ``raw``, an open, seekable binary
+    handle of the (possibly gzip) file, closed at the end."""
     wanted = {i + 1: None for i in indices}
     last = max(wanted)
-    with open(path, "rb") as raw:
+    with raw:
         binary = gzip.GzipFile(fileobj=raw) if raw.read(2) == GZIP_MAGIC else raw
         raw.seek(0)
         with io.TextIOWrapper(binary, encoding="utf-8-sig", newline=None) as text:
@@ -549,22 +517,37 @@ def iter_blocks(
     workers = workers or os.cpu_count() or 1
     source = _open_source(path)
 
+    label = source.label
+    if source.kind == "ranges":  # line-aligned byte ranges, read and counted on the threads
+        fd = source.handle.fileno()
+
+        def read_at(position, size):
+            return os.pread(fd, size, position)
+
+        def run(start, end):
+            data = read_range(read_at, start, end, max_line_bytes, label)
+            return count_block(data, start, matcher, per_term)
+
+        size = os.fstat(fd).st_size
+        tasks = range_cuts(read_at, source.start, size, block_bytes, max_line_bytes, label)
+    else:
+        raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
+        tasks = stream_blocks(raw, label, source.kind == "gzip", block_bytes, max_line_bytes)
+        run = _block_counter(matcher, per_term)
+
     def blocks():
         hashes = []
         try:
-            for block in _located_blocks(
-                _source_blocks(source, matcher, per_term, workers, block_bytes, max_line_bytes),
-                source.label,
-            ):
+            for block in _located_blocks(_ordered(run, tasks, workers), label):
                 hashes.append((block.hashes, block.hashes2))
                 yield block
         finally:
             source.handle.close()
         rereadable = stat.S_ISREG(os.stat(source.path).st_mode)
-        _check_unique(
+        check_unique(
             hashes,
             source.label,
-            (lambda lines: _docids_at_lines(source.path, lines)) if rereadable else None,
+            (lambda lines: docids_at_lines(open(source.path, "rb"), lines)) if rereadable else None,
         )
 
     return matcher, blocks()
@@ -641,37 +624,22 @@ def stats_from_pairs(
     """Statistics of ``(docid, text)`` pairs from any iterator (e.g. an ``ir_datasets`` corpus):
     tabs and line breaks in a text become spaces, docid rules as for files; messages name
     ``label`` and the document's 1-based position as its line."""
-    from rankbias import kernel
-
     matcher = TermMatcher(lexicon, tokenizer)
     workers = workers or os.cpu_count() or 1
-    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
-
     tasks = _pair_blocks(pairs, label, block_bytes)
-    blocks = list(
-        _located_blocks(_ordered(_block_counter(matcher, per_term), tasks, workers), label)
-    )
+    counted = _ordered(_block_counter(matcher, per_term), tasks, workers)
+    blocks = list(_located_blocks(counted, label))
     if not blocks:
         raise InputError(f"{label}: the collection is empty")
     stats = DocStats.concat([b.stats(matcher) for b in blocks])
-    _check_unique(
-        [(b.hashes, b.hashes2) for b in blocks],
-        label,
-        lambda lines: [stats.docids[i] for i in lines],
-    )
+    hashes = [(b.hashes, b.hashes2) for b in blocks]
+    check_unique(hashes, label, lambda lines: [stats.docids[i] for i in lines])
     return stats
 
 
 def document_text(doc) -> str:
     """The text of an ``ir_datasets`` document (``default_text()`` where it exists)."""
-    if hasattr(doc, "default_text"):
-        return doc.default_text()
-    return doc.text
-
-
-def _shortened(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return doc.default_text() if hasattr(doc, "default_text") else doc.text
 
 
 _DOWNLOAD_ERRORS = (OSError, EOFError, zlib.error, RuntimeError, ValueError)
@@ -686,9 +654,11 @@ class _OfflineSafeCorpus:
         self._corpus = corpus
 
     def _unavailable(self, exc: BaseException) -> InputError:
+        text = " ".join(str(exc).split())
+        text = text if len(text) <= 160 else text[:159] + "…"
         return InputError(
             f"ir_datasets id {self._id!r}: its documents could not be read or downloaded "
-            f"({type(exc).__name__}: {_shortened(exc)}); expected the data in the "
+            f"({type(exc).__name__}: {text}); expected the data in the "
             "ir_datasets cache (~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; "
             "or pass a docid<TAB>text file"
         )

@@ -1,24 +1,12 @@
 """``rankbias stats`` and ``rankbias score`` on a Dask cluster (``--engine dask``).
 
-The engine partitions, ships and gathers; it computes nothing itself.
-
-Statistics
-    The collection file is cut into line-aligned byte ranges (*partitions*, a few per worker
-    thread, at most :data:`MAX_PARTITION_BYTES`).  Each worker reads its range from a path it
-    can see (a shared file system, or an ``fsspec`` URL) with the local engine's block counter,
-    and the driver takes the results in file order: the local engine's rows, order and
-    ``file:line`` errors.  A gzip file (told by its magic bytes) is one partition.  Docids used
-    twice are found from every docid's 64-bit hash and confirmed on the text.  The file's
-    identity is recorded at the start and checked by every partition and at the end: a file
-    changed while it is read is an error, never a mixed table.
-
-Scoring
-    The measures are planned once, what they need from the whole collection (NFaiRR's ideal) is
-    computed once by :func:`rankbias.scoring.collection_aggregates`, and each task runs
-    :func:`rankbias.scoring.score_runs` on one part — a chunk of a run's queries for per-query
-    measures, the whole run for system-level ones — with the rows and inputs that part reads.
-    Input the local engine rejects as a whole (missing documents, empty lists) is rejected by
-    the local engine itself, so the message is the same.
+The engine partitions, ships and gathers; it computes nothing itself.  Statistics: workers
+count line-aligned byte ranges of a file they can see (a shared file system or an ``fsspec``
+URL; a gzip file is one range) with the reader and counter of :mod:`rankbias.collection`, and
+the driver takes them in file order, so rows, numbers and ``file:line`` errors are the local
+engine's; a file changed while it is read is an error.  Scoring: the measures are planned and
+the collection aggregates computed once, and each task runs :func:`rankbias.scoring.score_runs`
+on a chunk of a run's queries (or a whole run, for system-level measures).
 
 Without a scheduler address a :class:`distributed.LocalCluster` of single-threaded worker
 processes is started and closed at the end.  A scheduler that does not answer, a cluster
@@ -28,14 +16,14 @@ without workers and a failed task end the command with one message, within the t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from rankbias.errors import InputError, located
 
@@ -65,21 +53,10 @@ INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 
 
 # ---- the cluster ---------------------------------------------------------------------------
-def _distributed():
-    try:
-        import distributed
-    except ModuleNotFoundError:
-        raise InputError(
-            f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
-        ) from None
-    return distributed
-
-
 def _connect(distributed, scheduler: str, timeout: float):
     """A client of the scheduler at ``scheduler``, within ``timeout`` seconds whatever answers
-    there: the connection is made on a daemon thread, abandoned (and the process free to end)
-    when it does not finish in time — a server that is not a Dask scheduler never answers the
-    handshake, and distributed's own timeout does not cover it."""
+    there (a daemon thread, abandoned on time-out: a server that is not a Dask scheduler never
+    answers the handshake, and distributed's own timeout does not cover it)."""
     import threading
 
     box: dict = {}
@@ -102,17 +79,6 @@ def _connect(distributed, scheduler: str, timeout: float):
     )
 
 
-def _quiet_logs(debug: bool) -> None:
-    """Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
-    notices) stay out of the user's terminal: the command reports the task's message itself.
-    ``debug`` keeps them."""
-    import logging
-
-    level = logging.INFO if debug else logging.CRITICAL
-    for name in ("distributed", "tornado", "asyncio"):
-        logging.getLogger(name).setLevel(level)
-
-
 @contextlib.contextmanager
 def dask_client(
     scheduler: str | None = None,
@@ -124,8 +90,18 @@ def dask_client(
     """A ``distributed.Client``: connected to ``scheduler`` (within ``connect_timeout``
     seconds, and with a worker within ``worker_wait`` seconds), or to a new local cluster of
     ``workers`` single-threaded processes (default: one per core), closed on exit."""
-    distributed = _distributed()
-    _quiet_logs(debug)
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise InputError(
+            f"--engine dask needs dask.distributed, which is not installed; {INSTALL_HINT}"
+        ) from None
+    import logging
+
+    # Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
+    # notices) stay out of the terminal (unless --debug): the command reports the message itself
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.INFO if debug else logging.CRITICAL)
     if scheduler:
         client = _connect(distributed, scheduler, connect_timeout)
         client.rankbias_worker_wait = worker_wait
@@ -143,8 +119,6 @@ def dask_client(
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
         return
-    import logging
-
     import dask
 
     # Dask's nannies set MALLOC_TRIM_THRESHOLD_ for their workers, which turns off glibc's
@@ -174,36 +148,18 @@ def _total_threads(client) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
-class _Progress:
-    """A tqdm bar on standard error when it is a terminal (and tqdm is installed)."""
-
-    def __init__(self, total: int, label: str, unit: str, enabled: bool | None):
-        self.bar = None
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        if enabled:
-            try:
-                from tqdm import tqdm
-            except ModuleNotFoundError:
-                return
-            self.bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, leave=False)
-
-    def step(self, _future=None) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _ordered_results(
     client, function: Callable, calls: Sequence[tuple], label: str, unit: str, progress
 ) -> Iterator:
     """``function(*call)`` for every call on the cluster, yielded in the order of ``calls``,
     with at most two tasks per worker thread in flight (bounded memory on both sides); the
-    progress bar moves as tasks complete, in any order."""
-    bar = _Progress(len(calls), label, unit, progress)
+    progress bar (on a terminal, or as ``progress`` says; with tqdm) moves as tasks complete."""
+    bar = None
+    if sys.stderr.isatty() if progress is None else progress:
+        with contextlib.suppress(ModuleNotFoundError):
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(calls), desc=label, unit=unit, file=sys.stderr, leave=False)
     pending: deque = deque()
     remaining = iter(calls)
     window = 2 * _total_threads(client)
@@ -213,7 +169,8 @@ def _ordered_results(
         call = next(remaining, None)
         if call is not None:
             future = client.submit(function, *call, pure=False)
-            future.add_done_callback(bar.step)
+            if bar is not None:
+                future.add_done_callback(lambda _: bar.update(1))
             pending.append(future)
 
     try:
@@ -226,7 +183,8 @@ def _ordered_results(
     finally:
         with contextlib.suppress(Exception):  # the client may be closed already
             client.cancel(list(pending))
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def _result(client, future, worker_wait: float):
@@ -258,17 +216,9 @@ def _is_url(location: str) -> bool:
     return "://" in location
 
 
-def _is_compressed(location: str) -> bool:
-    """Gzip is told by its magic bytes, not by the name (as every reader of the package)."""
-    with _open_raw(location) as handle:
-        return handle.read(2) == b"\x1f\x8b"
-
-
 def identity(location: str) -> tuple | None:
     """What identifies the file's content for the length of a command: device, inode, size
-    and modification time (size and modification time of a URL, where the store says them).
-    Recorded when the command starts and checked by every partition and at the end, so that a
-    file replaced or changed while it is read is an error, never a mixed table."""
+    and modification time (size and modification time of a URL, where the store says them)."""
     if _is_url(location):
         import fsspec
 
@@ -280,11 +230,8 @@ def identity(location: str) -> tuple | None:
     return file_identity(location)
 
 
-def _changed(label: str) -> InputError:
-    return InputError(
-        f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
-        "nothing was written; expected a collection that stays unchanged during the command"
-    )
+class FileChangedError(OSError):
+    """The collection is not the file it was when the command started."""
 
 
 def _open_raw(location: str):
@@ -298,109 +245,36 @@ def _open_raw(location: str):
     return open(location, "rb")
 
 
-def _size_of(location: str) -> int:
-    if _is_url(location):
-        import fsspec
+def _read_at(handle) -> Callable[[int, int], bytes]:
+    def read_at(position: int, size: int) -> bytes:
+        handle.seek(position)
+        return handle.read(size)
 
-        fs, path = fsspec.core.url_to_fs(location)
-        return int(fs.size(path))
-    return os.path.getsize(location)
+    return read_at
 
 
-def _rest_of_line(handle, limit: int, location: str, offset: int) -> bytes:
-    """The rest of the current line (with its line end), at most ``limit`` bytes long."""
-    rest = handle.readline(limit + 1)
-    if len(rest) > limit and not rest.endswith(b"\n"):
-        raise InputError(
-            f"{location}: the line that starts near byte {offset} runs for more than {limit} "
-            "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets "
-            "the limit)"
-        )
-    return rest
+def _size_unless_gzip(handle) -> int | None:
+    """The file's size; ``None`` if it is gzip-compressed (told by its magic bytes)."""
+    from rankbias.collection import GZIP_MAGIC
+
+    return None if handle.read(2) == GZIP_MAGIC else handle.seek(0, os.SEEK_END)
 
 
 def plan_partitions(
-    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES
+    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES, label: str = ""
 ) -> list[tuple[int, int]]:
-    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file.
+    """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file
+    (:func:`rankbias.collection.range_cuts`); a compressed file is one range ``(0, -1)``, the
+    whole decompressed stream.  ``label`` names the file in messages (default: ``location``)."""
+    from rankbias.collection import range_cuts
 
-    Each range ends just after a line break (or at the end of the file).  A compressed file is
-    one range ``(0, -1)``: the whole decompressed stream.
-    """
-    if _is_compressed(location):
-        return [(0, -1)]
-    size = _size_of(location)
-    target_bytes = max(1, int(target_bytes))
-    ranges = []
     with _open_raw(location) as handle:
-        start = 0
-        while start < size:
-            handle.seek(min(start + target_bytes, size))
-            if handle.tell() < size:
-                _rest_of_line(handle, max_line_bytes, location, handle.tell())
-            end = handle.tell()
-            ranges.append((start, end))
-            start = end
-    return ranges
-
-
-def _line_blocks(
-    location: str,
-    start: int,
-    end: int,
-    block_bytes: int,
-    expected=None,
-    max_line_bytes: int = MAX_LINE_BYTES,
-):
-    """``(offset, bytes)``: blocks of whole lines of the range ``[start, end)`` (``end == -1``:
-    the whole decompressed stream of a compressed file); offsets count from the start of the
-    (decompressed) file, as the local engine's do.  A byte-order mark at the start of the file
-    is dropped.  ``expected``: the file's :func:`identity` when the command started; a file
-    that is no longer that file raises :class:`FileChangedError`."""
-    with contextlib.ExitStack() as stack:
-        handle = stack.enter_context(_open_raw(location))
-        if expected is not None and not _is_url(location):
-            status = os.fstat(handle.fileno())
-            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-            if found != expected:
-                raise FileChangedError(location)
-        if end == -1:
-            import gzip
-
-            handle = stack.enter_context(gzip.GzipFile(fileobj=handle, mode="rb"))
-        else:
-            handle.seek(start)
-        offset = start
-        while end == -1 or offset < end:
-            block = handle.read(block_bytes if end == -1 else min(block_bytes, end - offset))
-            if not block:
-                return
-            if not block.endswith(b"\n") and (end == -1 or offset + len(block) < end):
-                block += _rest_of_line(handle, max_line_bytes, location, offset)
-            size = len(block)
-            if offset == 0 and block.startswith(BOM):
-                yield len(BOM), block[len(BOM) :]
-            else:
-                yield offset, block
-            offset += size
-
-
-BOM = b"\xef\xbb\xbf"
-
-
-class FileChangedError(OSError):
-    """The collection is not the file it was when the command started."""
-
-
-# ---- the kernel adapter -------------------------------------------------------------------
-class _PartitionCounts(NamedTuple):
-    """What a worker sends back for one partition."""
-
-    stats: DocStats | None  # None when the partition has no line or has an error
-    docid_hashes: np.ndarray  # uint64 hash of each docid (the local engine's hash)
-    n_lines: int  # lines read before the error, or all lines of the partition
-    error_line: int | None  # 0-based line within the partition of the first bad line
-    error_message: str | None
+        size = _size_unless_gzip(handle)
+        if size is None:
+            return [(0, -1)]
+        target = max(1, int(target_bytes))
+        label = label or location
+        return list(range_cuts(_read_at(handle), 0, size, target, max_line_bytes, label))
 
 
 def count_byte_range(
@@ -412,33 +286,52 @@ def count_byte_range(
     per_term: bool,
     expected: tuple | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> _PartitionCounts:
-    """The statistics of the lines in ``[start, end)`` of a collection file, on a worker.
+    label: str = "",
+) -> tuple[DocStats | None, np.ndarray, np.ndarray]:
+    """On a worker: ``(statistics or None, hashes, hashes2)`` of the lines in ``[start, end)``
+    (``end == -1``: the whole decompressed stream), read and counted as the local engine does.
 
-    Each block goes through the local engine's public block counter
-    (:func:`rankbias.collection.count_block`); everything else in this module goes through
-    this function.
+    A local file that is no longer ``expected`` (its :func:`identity`) raises
+    :class:`FileChangedError`; a bad line a :class:`~rankbias.collection.BlockError` with its
+    line counted from ``start``; messages name ``label`` (default: ``location``).
     """
     import numpy as np
 
-    from rankbias.collection import DEFAULT_BLOCK_BYTES, BlockError, count_block
+    from rankbias import collection as c
     from rankbias.text import DocStats, TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
-    parts, hashes, n_lines = [], [], 0
-    blocks = _line_blocks(location, start, end, DEFAULT_BLOCK_BYTES, expected, max_line_bytes)
-    for offset, block in blocks:
-        try:
-            raw = count_block(block, offset, matcher, per_term)
-        except BlockError as exc:
-            empty = np.zeros(0, dtype=np.uint64)
-            return _PartitionCounts(None, empty, n_lines, n_lines + exc.line_in_block, exc.message)
-        parts.append(raw.stats(matcher))
-        hashes.append(raw.hashes)
-        n_lines += len(raw.lengths)
-    if not parts:
-        return _PartitionCounts(None, np.zeros(0, dtype=np.uint64), 0, None, None)
-    return _PartitionCounts(DocStats.concat(parts), np.concatenate(hashes), n_lines, None, None)
+    label = label or location
+    size = c.DEFAULT_BLOCK_BYTES
+    blocks, n_lines = [], 0
+    with _open_raw(location) as handle:
+        if expected is not None and not _is_url(location):
+            status = os.fstat(handle.fileno())
+            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+            if found != expected:
+                raise FileChangedError(location)
+        if end == -1:
+            tasks = c.stream_blocks(handle, label, True, size, max_line_bytes)
+        else:
+            read_at = _read_at(handle)
+            start = 3 if start == 0 and read_at(0, 3) == c.UTF8_BOM else start
+            cuts = c.range_cuts(read_at, start, end, size, max_line_bytes, label)
+            tasks = ((c.read_range(read_at, *cut, max_line_bytes, label), cut[0], "the file")
+                     for cut in cuts)  # fmt: skip
+        for data, offset, where in tasks:
+            try:
+                block = c.count_block(data, offset, matcher, per_term, where)
+            except c.BlockError as exc:
+                line = n_lines + exc.line_in_block
+                raise c.BlockError(line, exc.message, exc.byte_offset) from None
+            blocks.append(block)
+            n_lines += len(block.lengths)
+    if not blocks:
+        empty = np.zeros(0, dtype=np.uint64)
+        return None, empty, empty
+    stats = DocStats.concat([b.stats(matcher) for b in blocks])
+    hashes = np.concatenate([b.hashes for b in blocks])
+    return stats, hashes, np.concatenate([b.hashes2 for b in blocks])
 
 
 # ---- statistics on the cluster -------------------------------------------------------------
@@ -457,23 +350,6 @@ def _collection_location(collection: str | Path) -> tuple[str, str]:
     return str(path.resolve()), str(path)
 
 
-def _partition_bytes(location: str, client) -> int:
-    size = 0 if _is_compressed(location) else _size_of(location)
-    per_partition = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
-    return min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, per_partition))
-
-
-@dataclass
-class _StreamState:
-    """What the driver keeps while partitions stream by: 8 bytes per document, not the text."""
-
-    label: str
-    location: str
-    ranges: list[tuple[int, int]]
-    line_counts: list[int]
-    hashes: list
-
-
 def iter_stats_on_dask(
     client,
     collection: str | Path,
@@ -485,81 +361,50 @@ def iter_stats_on_dask(
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[DocStats]:
     """Stream the statistics of a collection file computed on the cluster of ``client``, one
-    :class:`~rankbias.text.DocStats` per partition, in file order.
-
-    The documents, numbers and errors are those of
-    :func:`rankbias.text.iter_collection_stats` (the local engine); only the block sizes
-    differ.  ``partition_bytes`` defaults to a few partitions per worker thread, at most
-    :data:`MAX_PARTITION_BYTES`.
+    :class:`~rankbias.text.DocStats` per partition, in file order: the documents, numbers and
+    errors of :func:`rankbias.collection.iter_collection_stats`.  ``partition_bytes`` defaults
+    to a few partitions per worker thread, at most :data:`MAX_PARTITION_BYTES`.
     """
+    from rankbias.collection import BlockError, check_unique, docids_at_lines
+
     location, label = _collection_location(collection)
     started = identity(location)
-    target = partition_bytes or _partition_bytes(location, client)
-    ranges = plan_partitions(location, target, max_line_bytes)
-    state = _StreamState(label, location, ranges, [], [])
+    target = partition_bytes
+    if not target:  # a few partitions per worker thread, within the bounds
+        with _open_raw(location) as handle:
+            size = _size_unless_gzip(handle) or 0
+        target = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
+        target = min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, target))
+    ranges = plan_partitions(location, target, max_line_bytes, label)
     calls = [
-        (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes) for a, b in ranges
+        (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes, label)
+        for a, b in ranges
     ]
+    lines_before, hashes = 0, []  # 16 bytes per document, not the text
     try:
         with contextlib.closing(
             _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)
         ) as results:
-            for result in results:
-                if result.error_line is not None:
-                    line = sum(state.line_counts) + result.error_line + 1
-                    raise located(label, line, result.error_message)
-                state.line_counts.append(result.n_lines)
-                state.hashes.append(result.docid_hashes)
-                if result.stats is not None:
-                    yield result.stats
+            for stats, hashes1, hashes2 in results:
+                hashes.append((hashes1, hashes2))
+                if stats is not None:
+                    lines_before += len(stats)
+                    yield stats
         if identity(location) != started:
             raise FileChangedError(location)
+    except BlockError as exc:
+        raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
     except FileChangedError:
-        raise _changed(label) from None
+        raise InputError(
+            f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
+            "nothing was written; expected a collection that stays unchanged during the command"
+        ) from None
     except OSError as exc:
         raise InputError(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
             "worker can see (a shared file system) or an fsspec URL"
         ) from None
-    _check_unique_docids(state)
-
-
-def _check_unique_docids(state: _StreamState) -> None:
-    """The local engine's duplicate check: equal hashes, confirmed on the docids' text, the
-    first confirmed pair in hash order reported with both line numbers."""
-    import numpy as np
-
-    hashes = np.concatenate(state.hashes) if state.hashes else np.zeros(0, dtype=np.uint64)
-    order = np.argsort(hashes, kind="stable")
-    same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
-    for k in same:
-        first, second = sorted((int(order[k]), int(order[k + 1])))
-        a, b = _docids_at_lines(state, [first, second])
-        if a == b:
-            raise located(
-                state.label,
-                second + 1,
-                f"docid {b!r} is already used on line {first + 1}; expected each docid once",
-            )
-
-
-def _docids_at_lines(state: _StreamState, lines: list[int]) -> list[str]:
-    """The docids on 0-based ``lines`` of the collection, re-read from their partitions."""
-    import numpy as np
-
-    ends = np.cumsum(state.line_counts)
-    found = []
-    for line in lines:
-        k = int(np.searchsorted(ends, line, side="right"))
-        skip = line - (int(ends[k - 1]) if k else 0)
-        start, end = state.ranges[k]
-        for _, block in _line_blocks(state.location, start, end, 1 << 20):
-            lines = block.splitlines()  # \n, \r\n and a lone \r end lines, as for the scanner
-            if skip < len(lines):
-                found.append(lines[skip].decode("utf-8").partition("\t")[0])
-                break
-            skip -= len(lines)
-    return found
+    check_unique(hashes, label, lambda lines: docids_at_lines(_open_raw(location), lines))
 
 
 def collection_stats_on_dask(
@@ -594,22 +439,6 @@ def _score_part(run: Run, stats: DocStats | None, plan_requests, cutoffs, option
     return frame, dict(frame.attrs)
 
 
-def _subset(stats: DocStats, rows: np.ndarray) -> DocStats:
-    """The statistics of the given (sorted, unique) rows only."""
-    from rankbias.text import DocStats
-
-    return DocStats(
-        docids=stats.docids[rows],
-        lengths=stats.lengths[rows],
-        group_counts=stats.group_counts[rows],
-        groups=stats.groups,
-        terms=stats.terms,
-        term_group=stats.term_group,
-        term_counts=None if stats.term_counts is None else stats.term_counts[rows],
-        tokenizer=stats.tokenizer,
-    )
-
-
 def _rejected_by_local_engine(runs, stats, background, missing: str, empty: str) -> bool:
     """Whether ``score_runs`` would stop with a message that depends on whole runs."""
     import numpy as np
@@ -642,40 +471,26 @@ def score_runs_on_dask(
     progress: bool | None = None,
     **options,
 ) -> pd.DataFrame:
-    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client``.
-
-    The engine only partitions, ships and gathers: the measures are planned once
-    (:func:`rankbias.scoring.plan_measures`), what they need from the whole collection is
-    computed once by the provider (:func:`rankbias.scoring.collection_aggregates`), and each
-    task runs ``score_runs`` on one part — a chunk of a run's queries for the per-query
-    measures, the whole run for the system-level ones — with the rows of the statistics and
-    the inputs that part reads.  ``options`` are those of ``score_runs`` (``background``,
-    ``missing``, ``empty``, ``qrels``, ``polarisation``, ``group_membership``,
-    ``counterfactual``); the table (rows, order, values) and its ``attrs`` are the same.
-    ``queries_per_task`` defaults to a few tasks per worker thread and run.
+    """:func:`rankbias.scoring.score_runs` computed on the cluster of ``client`` (module
+    docstring): ``options`` are ``score_runs``'s, and the table (rows, order, values) and its
+    ``attrs`` are the same; input ``score_runs`` rejects as a whole is left to it, for the same
+    message.  ``queries_per_task`` defaults to a few tasks per worker thread and run.
     """
     import numpy as np
 
+    from rankbias import scoring
     from rankbias.runs import Run
-    from rankbias.scoring import (
-        DEFAULT_CUTOFFS,
-        DEFAULT_MEASURES,
-        collection_aggregates,
-        plan_measures,
-        restrict_inputs,
-        score_runs,
-    )
 
-    metrics = DEFAULT_MEASURES if metrics is None else metrics
-    cutoffs = DEFAULT_CUTOFFS if cutoffs is None else cutoffs
+    metrics = scoring.DEFAULT_MEASURES if metrics is None else metrics
+    cutoffs = scoring.DEFAULT_CUTOFFS if cutoffs is None else cutoffs
     runs = [runs] if isinstance(runs, Run) else list(runs)
     background = options.get("background", "collection")
     if not runs or _rejected_by_local_engine(
         runs, stats, background, options.get("missing", "error"), options.get("empty", "error")
-    ):
-        return score_runs(runs, stats, metrics, cutoffs, **options)  # the local engine's message
-    plan = plan_measures(metrics, cutoffs)
-    aggregates = collection_aggregates(plan, stats)
+    ):  # the local engine's message
+        return scoring.score_runs(runs, stats, metrics, cutoffs, **options)
+    plan = scoring.plan_measures(metrics, cutoffs)
+    aggregates = scoring.collection_aggregates(plan, stats)
     levels = {
         level: [entry.request for entry in plan if entry.request.measure.level == level]
         for level in ("query", "system")
@@ -686,25 +501,28 @@ def score_runs_on_dask(
         size = queries_per_task or max(
             1, math.ceil(len(run.qids) / (PARTITIONS_PER_THREAD * threads))
         )
-        pieces = (
-            [
-                ("query", run.restrict(run.qids[first : first + size]))
-                for first in range(0, len(run.qids), size)
-            ]
-            if levels["query"]
-            else []
-        )
+        pieces = []
+        if levels["query"]:
+            chunks = [run.qids[first : first + size] for first in range(0, len(run.qids), size)]
+            pieces = [("query", run.restrict(chunk)) for chunk in chunks]
         if levels["system"]:
             pieces.append(("system", run))
         for level, piece in pieces:
-            inputs = restrict_inputs(piece, options)
+            inputs = scoring.restrict_inputs(piece, options)
             piece_stats = None
             if stats is not None:
                 needed = [stats.rows(piece.docids)]
                 if isinstance(inputs.get("background"), Run):
                     needed.append(stats.rows(inputs["background"].docids))
                 rows = np.unique(np.concatenate(needed))
-                piece_stats = _subset(stats, rows[rows >= 0])
+                rows = rows[rows >= 0]
+                piece_stats = dataclasses.replace(
+                    stats,
+                    docids=stats.docids[rows],
+                    lengths=stats.lengths[rows],
+                    group_counts=stats.group_counts[rows],
+                    term_counts=None if stats.term_counts is None else stats.term_counts[rows],
+                )
             inputs["aggregates"] = aggregates
             calls.append((piece, piece_stats, levels[level], cutoffs, inputs))
             parts.append((run_index, level))

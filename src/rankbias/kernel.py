@@ -1,27 +1,19 @@
 """The compiled scanner behind the collection reader: tokenise, lower-case and count, one pass.
 
-:func:`_scan_block` (compiled: :func:`scanner`) walks a block of ``docid<TAB>text`` lines
-without holding the GIL and, per line, finds docid and text, counts the tokens and looks each
-up in an open-addressing hash table of the terms, 64 bytes at a time (bit masks and
-count-trailing-zeros, tokens compared as 8-byte words).  Lines with a byte ≥ 0x80 are only
-flagged, for the exact path of :mod:`rankbias.text`.  On ASCII text the tokenisers are byte
-rules:
-
-``default`` (``[^\\W_]+`` on lower-cased text)
-    tokens are the maximal runs of ``[A-Za-z0-9]``, lower-cased byte by byte;
-``whitespace`` (``text.lower().split(" ")`` on the right-stripped text)
-    tokens are separated by single spaces; their number is one more than the number of spaces
-    before the last non-white-space byte (``str.rstrip`` strips ``\\t \\n \\v \\f \\r
-    \\x1c-\\x1f`` and the space).
-
-The scanner stops at the first line that breaks the rules of :mod:`rankbias.collection`, whose
-per-line check writes the message.
+:func:`_scan_block` walks a block of ``docid<TAB>text`` lines without holding the GIL: per
+line it finds docid and text, counts the tokens and looks each up in an open-addressing hash
+table of the terms, 64 bytes at a time (bit masks and count-trailing-zeros, tokens compared as
+8-byte words).  Lines with a byte ≥ 0x80 are only flagged, for the exact path of
+:mod:`rankbias.text`; on ASCII the tokenisers are byte rules: ``default`` takes the maximal
+runs of ``[A-Za-z0-9]``; ``whitespace`` counts one token more than the spaces before the last
+non-white-space byte (``str.rstrip`` strips ``\\t \\n \\v \\f \\r \\x1c-\\x1f`` and the space).
+It stops at the first line that breaks the rules of :mod:`rankbias.collection`, whose check
+writes the message.
 
 Compilation (:func:`scanner`, once per process): numba's ``pycc`` builds an extension module in
 :func:`cache_dir`, keyed by this file, the Python and NumPy versions and the processor (about
-20 s once, with a C compiler and the Python headers; later imported in a millisecond without
-numba).  Otherwise, or with ``RANKBIAS_KERNEL=jit``, ``numba.njit(nogil=True, cache=True)``
-(about a second per process).  Both give the same numbers (tested).
+20 s once, with a C compiler and the Python headers); otherwise, or with
+``RANKBIAS_KERNEL=jit``, ``numba.njit(nogil=True, cache=True)``.  Both give the same numbers.
 """
 
 from __future__ import annotations
@@ -142,15 +134,6 @@ def _key_table(term_bytes, term_offsets):
             slot = (slot + np.uint64(1)) & mask
         table[slot] = t + 1
     return table, words, first, sizes, shift
-
-
-def _record(counts, hits, n_hits, want_hits, line, term, term_group):
-    counts[line, term_group[term]] += 1
-    if want_hits:
-        hits[n_hits, 0] = line
-        hits[n_hits, 1] = term
-        return n_hits + 1
-    return n_hits
 
 
 def _scan_block(
@@ -342,9 +325,11 @@ def _scan_block(
                                 same = False
                                 break
                         if same:
-                            n_hits = _record(
-                                counts, hits, n_hits, want_hits, n_lines, term, term_group
-                            )
+                            counts[n_lines, term_group[term]] += 1
+                            if want_hits:
+                                hits[n_hits, 0] = n_lines
+                                hits[n_hits, 1] = term
+                                n_hits += 1
                             break
                     slot = (slot + np.uint64(1)) & key_mask
             if stopped:
@@ -396,19 +381,8 @@ def _scan_block(
         flags[n_lines] = FLAG_NON_ASCII if non_ascii else 0
         n_lines += 1
         pos = k
-    return (
-        status,
-        n_lines,
-        bounds,
-        lengths,
-        counts,
-        flags,
-        hashes,
-        docid_data,
-        docid_offsets,
-        hits,
-        n_hits,
-    )
+    return (status, n_lines, bounds, lengths, counts, flags, hashes, docid_data, docid_offsets,
+            hits, n_hits)  # fmt: skip
 
 
 def _hash_strings(data, offsets):
@@ -425,7 +399,7 @@ def _hash_strings(data, offsets):
 
 
 # ---- compilation (module docstring) ----------------------------------------------------------
-_HELPERS = ("_record", "_tail_word", "_key_table", "_lower_word")
+_HELPERS = ("_tail_word", "_key_table", "_lower_word")
 _INTRINSICS = ("_load8", "_cttz")
 _SCANNER = None
 _HASHER = None
@@ -554,45 +528,21 @@ def _import_aot(directory: Path, name: str):
     return None
 
 
-def _scan_signature():
+def _signatures():
+    """The exported signatures of ``scan_block`` and ``hash_strings``."""
     from numba import types
 
-    readonly_bytes = types.Array(types.uint8, 1, "C", readonly=True)
-    int64_1d = types.Array(types.int64, 1, "C")
-    int64_2d = types.Array(types.int64, 2, "C")
+    def array(dtype, ndim=1, readonly=False):
+        return types.Array(dtype, ndim, "C", readonly=readonly)
+
+    i64, u8 = types.int64, types.uint8
     result = types.Tuple(
-        (
-            types.int64,
-            types.int64,
-            int64_2d,
-            int64_1d,
-            int64_2d,
-            types.Array(types.uint8, 1, "C"),
-            types.Array(types.uint64, 2, "C"),
-            types.Array(types.uint8, 1, "C"),
-            types.Array(types.int32, 1, "C"),
-            types.Array(types.int32, 2, "C"),
-            types.int64,
-        )
-    )
-    return result(
-        readonly_bytes,
-        types.int64,
-        readonly_bytes,
-        int64_1d,
-        int64_1d,
-        types.int64,
-        types.int64,
-        types.boolean,
-    )
-
-
-def _hash_signature():
-    from numba import types
-
-    readonly = types.Array(types.uint8, 1, "C", readonly=True)
-    offsets = types.Array(types.int64, 1, "C", readonly=True)
-    return types.Array(types.uint64, 1, "C")(readonly, offsets)
+        (i64, i64, array(i64, 2), array(i64), array(i64, 2), array(u8), array(types.uint64, 2),
+         array(u8), array(types.int32), array(types.int32, 2), i64)
+    )  # fmt: skip
+    data = array(u8, readonly=True)
+    scan = result(data, i64, data, array(i64), array(i64), i64, i64, types.boolean)
+    return scan, array(types.uint64)(data, array(i64, readonly=True))
 
 
 def _build_aot(directory: Path, name: str) -> None:
@@ -627,8 +577,9 @@ def _build_aot(directory: Path, name: str) -> None:
             cc.output_dir = str(build)
             cc.verbose = False
             cc.target_cpu = "host"
-            cc.export("scan_block", _scan_signature())(_scan_block)
-            cc.export("hash_strings", _hash_signature())(_hash_strings)
+            scan, hash_strings = _signatures()
+            cc.export("scan_block", scan)(_scan_block)
+            cc.export("hash_strings", hash_strings)(_hash_strings)
             cc.compile()
             for built in build.iterdir():
                 if built.name.startswith(name):
@@ -640,43 +591,35 @@ def _build_aot(directory: Path, name: str) -> None:
 
 
 def scanner():
-    """The compiled ``scan_block`` (see :func:`_scan_block`), loaded or built on first use.
-
-    ``RANKBIAS_KERNEL=jit`` skips the ahead-of-time module.
-    """
-    if _SCANNER is not None:
-        return _SCANNER
-    with _LOADING:  # one thread loads or builds; the others wait for it
-        return _load_once()[0]
+    """The compiled ``scan_block`` (:func:`_scan_block`), loaded or built on first use;
+    ``RANKBIAS_KERNEL=jit`` skips the ahead-of-time module."""
+    return _SCANNER if _SCANNER is not None else _load_once()[0]
 
 
 def string_hasher():
     """The compiled ``hash_strings`` (see :func:`_hash_strings`), loaded with the scanner."""
-    if _HASHER is not None:
-        return _HASHER
-    with _LOADING:
-        return _load_once()[1]
+    return _HASHER if _HASHER is not None else _load_once()[1]
 
 
 def _load_once():
+    """Load or build both functions, once: one thread does it, the others wait for it."""
     global _SCANNER, _HASHER, KERNEL_KIND
-    if _SCANNER is not None:
-        return _SCANNER, _HASHER
-    if os.environ.get("RANKBIAS_KERNEL", "").lower() != "jit":
-        directory = cache_dir()
-        name = _module_name()
-        try:
-            if directory is None:
-                raise OSError("no private, writable cache directory")
-            module = _import_aot(directory, name)
-            if module is None:
-                _build_aot(directory, name)
+    with _LOADING:
+        if _SCANNER is None and os.environ.get("RANKBIAS_KERNEL", "").lower() != "jit":
+            directory = cache_dir()
+            name = _module_name()
+            try:
+                if directory is None:
+                    raise OSError("no private, writable cache directory")
                 module = _import_aot(directory, name)
-        except Exception:  # noqa: BLE001 - no compiler, no headers, read-only cache: use the JIT
-            module = None
-        if module is not None:
-            _SCANNER, _HASHER, KERNEL_KIND = module.scan_block, module.hash_strings, "aot"
-            return _SCANNER, _HASHER
-    _jit_helpers()
-    _SCANNER, _HASHER, KERNEL_KIND = _jit(_scan_block), _jit(_hash_strings), "jit"
+                if module is None:
+                    _build_aot(directory, name)
+                    module = _import_aot(directory, name)
+            except Exception:  # noqa: BLE001 - no compiler, no headers, read-only cache: the JIT
+                module = None
+            if module is not None:
+                _SCANNER, _HASHER, KERNEL_KIND = module.scan_block, module.hash_strings, "aot"
+        if _SCANNER is None:
+            _jit_helpers()
+            _SCANNER, _HASHER, KERNEL_KIND = _jit(_scan_block), _jit(_hash_strings), "jit"
     return _SCANNER, _HASHER

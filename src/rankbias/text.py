@@ -3,21 +3,16 @@
 Tokenisers: ``default`` lower-cases, then takes the maximal runs of Unicode letters and digits
 (``[^\\W_]+``); ``whitespace`` lower-cases, then ``split(" ")`` exactly as the reference code
 (CPJKU ``calculate_collection_docneutrality.py``): empty strings between spaces are tokens and
-count in ``|d|``, punctuation stays attached.
-
-Statistics (:class:`DocStats`): per document its length ``|d|``, the group magnitudes
-``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the sparse ``tf(t, d)``.
-:func:`document_stats` counts in-memory texts with a :class:`TermMatcher`, vectorised: the
-joined texts as an array of code units, token boundaries where a character mask changes, tokens
-prefiltered by a bit table, hashed and compared exactly.  Files are read by
-:mod:`rankbias.collection`, which uses :meth:`TermMatcher.count` for non-ASCII lines.
+count in ``|d|``, punctuation stays attached.  :class:`DocStats` holds per document ``|d|``,
+``M_g(d) = Σ_{t∈V_g} tf(t, d)`` and, when asked, the sparse ``tf(t, d)``; :class:`TermMatcher`
+counts texts, vectorised (files are read by :mod:`rankbias.collection`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -169,24 +164,19 @@ class DocStats:
             import scipy.sparse as sp  # only then: importing SciPy takes about 0.3 s
 
             term_counts = sp.vstack([p.term_counts for p in parts], format="csr")
-        return cls(
+        return replace(
+            first,
             docids=np.concatenate([p.docids for p in parts]),
             lengths=np.concatenate([p.lengths for p in parts]),
             group_counts=np.concatenate([p.group_counts for p in parts]),
-            groups=first.groups,
-            terms=first.terms,
-            term_group=first.term_group,
             term_counts=term_counts,
-            tokenizer=first.tokenizer,
         )
 
 
 # ---- term matching -----------------------------------------------------------------------
 class TermMatcher:
-    """The lexicon's terms prepared for exact matching against token spans in a code array.
-
-    ``groups``, ``terms`` and ``term_group`` are the lexicon's; ``unmatchable`` the terms the
-    tokeniser would split; :meth:`count` gives the statistics of lower-cased texts.
+    """The lexicon's terms prepared for exact matching against token spans in a code array;
+    ``unmatchable``: the terms the tokeniser would split; :meth:`count` counts lower-cased texts.
     """
 
     def __init__(self, lexicon: Lexicon, tokenizer: str):
@@ -281,6 +271,11 @@ class TermMatcher:
         )
         return maybe[hit][exact], term_ids[slot_hit[exact]]
 
+    def stats(self, docids, lengths, group_counts, term_counts=None) -> DocStats:
+        """A :class:`DocStats` of these rows, with the matcher's groups, terms and tokeniser."""
+        return DocStats(docids, lengths, group_counts, self.groups, self.terms, self.term_group,
+                        term_counts, self.tokenizer)  # fmt: skip
+
     def count(self, texts: list[str], per_term: bool = False):
         """``(lengths, group_counts, term_counts)`` of lower-cased texts (``term_counts`` a
         sparse document × term matrix when ``per_term``, else ``None``)."""
@@ -290,7 +285,11 @@ class TermMatcher:
         begins = np.zeros(n_docs, dtype=np.int64)
         np.cumsum(span_len[:-1] + 1, out=begins[1:])  # +1: the joining space
         ends_doc = begins + span_len
-        codes = _codes_of(" ".join(texts))
+        joined = " ".join(texts)  # as code units: uint8 if ASCII, else uint32 code points
+        if joined.isascii():
+            codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        else:
+            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
         is_token = _token_mask(codes, self.tokenizer)
         starts, ends = _runs(is_token)
         if self.tokenizer == "default":
@@ -347,13 +346,6 @@ def _combine(words: np.ndarray, byte_lengths: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _codes_of(joined: str) -> np.ndarray:
-    """The string as an array of code units: ``uint8`` if ASCII, else ``uint32`` code points."""
-    if joined.isascii():
-        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    return np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-
-
 def _token_mask(codes: np.ndarray, tokenizer: str) -> np.ndarray:
     if tokenizer == "whitespace":
         return codes != 32
@@ -388,41 +380,21 @@ def document_stats(
     per_term: bool = False,
 ) -> DocStats:
     """Statistics of in-memory texts, all at once; ``docids`` default to ``"0", "1", …``."""
-    import scipy.sparse as sp
-
     matcher = TermMatcher(lexicon, tokenizer)
     lowered = [t.lower() for t in texts]
-    ids = (
-        np.array([str(i) for i in range(len(lowered))], dtype=object)
-        if docids is None
-        else np.array(list(docids), dtype=object)
-    )
+    ids = [str(i) for i in range(len(lowered))] if docids is None else list(docids)
+    ids = np.array(ids, dtype=object)
     if len(ids) != len(lowered):
         raise ValueError(f"docids: {len(ids)} docids for {len(lowered)} texts; expected one each")
-    seen: dict[str, int] = {}
+    seen: set[str] = set()
     for position, docid in enumerate(ids):
         if not isinstance(docid, str) or docid in seen:
             found = "used twice" if docid in seen else f"a {type(docid).__name__}"
             raise ValueError(
                 f"docids: {docid!r} at position {position} is {found}; expected distinct strings"
             )
-        seen[docid] = position
-    if len(lowered) == 0:
-        lengths = np.zeros(0, dtype=np.int64)
-        counts = np.zeros((0, len(lexicon.groups)), dtype=np.int64)
-        term_counts = sp.csr_matrix((0, len(lexicon.terms)), dtype=np.int64) if per_term else None
-    else:
-        lengths, counts, term_counts = matcher.count(lowered, per_term)
-    return DocStats(
-        docids=ids,
-        lengths=lengths,
-        group_counts=counts,
-        groups=lexicon.groups,
-        terms=lexicon.terms,
-        term_group=lexicon.group_index(),
-        term_counts=term_counts,
-        tokenizer=tokenizer,
-    )
+        seen.add(docid)
+    return matcher.stats(ids, *matcher.count(lowered, per_term))
 
 
 def unmatchable_terms(lexicon: Lexicon, tokenizer: str = "default") -> tuple[str, ...]:
