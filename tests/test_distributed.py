@@ -586,16 +586,21 @@ def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path)
              "--no-dashboard", "--local-directory", str(tmp_path / "w")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
         )  # fmt: skip
+        collection = generated_collection(tmp_path / "c.tsv", 300_000)
         with distributed.Client(address, timeout=60) as probe:
             probe.wait_for_workers(1, timeout=120)
-        collection = generated_collection(tmp_path / "c.tsv", 300_000)
-        command = subprocess.Popen(
-            [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
-             "default", "--engine", "dask", "--scheduler", address, "--worker-wait", "3",
-             "--out", str(tmp_path / "o.csv")],
-            env=child_env(), stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        time.sleep(2.0)  # connected, partitions submitted
+            command = subprocess.Popen(
+                [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
+                 "default", "--engine", "dask", "--scheduler", address, "--worker-wait", "3",
+                 "--out", str(tmp_path / "o.csv")],
+                env=child_env(), stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            # kill the worker once it works on the command's partitions, however long the
+            # command takes to start and connect on a loaded machine
+            deadline = time.monotonic() + 120
+            while not any(probe.processing().values()):
+                assert command.poll() is None and time.monotonic() < deadline, "never started"
+                time.sleep(0.05)
         worker.kill()
         killed = time.monotonic()
         _, err = command.communicate(timeout=90)

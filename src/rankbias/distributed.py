@@ -190,25 +190,28 @@ def _ordered_results(
 def _result(client, future, worker_wait: float):
     """The result of ``future``; the task's own error if it failed; an error when the cluster
     has had no worker for ``worker_wait`` seconds (the last worker died, and nobody restarts
-    it) instead of waiting for ever."""
+    it) instead of waiting for ever.  The future is polled (``done()`` asks the client, not
+    the scheduler) and read only once done: ``future.result(timeout=…)`` races its own
+    timeout inside distributed and can fail with "cannot access local variable 'result'"."""
     import time
 
-    alone_since = None
-    while True:
-        try:
-            return future.result(timeout=0.5)
-        except TimeoutError:
-            pass
+    alone_since, checked = None, time.monotonic()
+    while not future.done():
+        time.sleep(0.02)
+        if time.monotonic() - checked < 0.5:
+            continue
+        checked = time.monotonic()
         if client.nthreads():
             alone_since = None
             continue
-        alone_since = alone_since or time.monotonic()
-        if time.monotonic() - alone_since > worker_wait:
+        alone_since = alone_since or checked
+        if checked - alone_since > worker_wait:
             raise InputError(
                 f"the Dask cluster has had no worker for {worker_wait:g} s (a worker died or "
                 "was stopped, and none took its place); nothing was written; expected a "
                 "cluster with running workers (--worker-wait sets the wait)"
             )
+    return future.result()
 
 
 # ---- reading byte ranges (local paths and fsspec URLs) ------------------------------------
