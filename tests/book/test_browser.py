@@ -454,3 +454,96 @@ def test_citations_are_author_year_in_round_brackets_and_linked_whole(book_html)
         failures[name] = problems
     assert seen > 50, f"only {seen} citations found"
     assert not any(failures.values()), "citations:\n" + _report(failures)
+
+
+# What a reader on a desktop or a phone, in light or dark mode, would see go wrong.
+LAYOUT_JS = r"""
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  const article = document.querySelector("article") || document.body;
+  const right = article.getBoundingClientRect().right;
+  const problems = [];
+  const overflow = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+  if (overflow > 0) problems.push(`the page is ${overflow} px wider than the window`);
+  for (const table of article.querySelectorAll("table")) {
+    const caption = table.querySelector("caption");
+    if (!caption || !caption.textContent.trim()) {
+      problems.push("a table without a caption: "
+          + table.textContent.trim().replace(/\s+/g, " ").slice(0, 50));
+    }
+  }
+  for (const formula of article.querySelectorAll("span.math mjx-container")) {
+    const span = formula.parentElement;
+    const box = formula.getBoundingClientRect();
+    const clippedBySpan = getComputedStyle(span).overflowX !== "visible"
+        && span.scrollWidth > span.clientWidth + 1;
+    let scroller = span.parentElement;
+    while (scroller && scroller !== article && getComputedStyle(scroller).overflowX === "visible") {
+      scroller = scroller.parentElement;
+    }
+    const inScrollBox = scroller && scroller !== article;  // e.g. a table that scrolls sideways
+    if (clippedBySpan || (!inScrollBox && box.right > right + 1)) {
+      problems.push("inline math cut off or past the column: "
+          + (formula.getAttribute("aria-label") || span.textContent).slice(0, 50));
+    }
+  }
+  if (document.documentElement.dataset.theme === "dark") {
+    for (const img of article.querySelectorAll("img")) {
+      if (getComputedStyle(img).filter !== "none") {
+        problems.push(`a dimmed figure: ${img.alt.slice(0, 40)}`);
+      }
+    }
+  }
+  return problems;
+}
+"""
+
+LAYOUTS = {"phone, light": (375, "light"), "desktop, dark": (1280, "dark")}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_pages_read_well_on_a_phone_and_in_dark_mode(
+    chromium_context, book_server, book_html, layout
+):
+    """Every page at 375 px in light mode and at 1280 px in dark mode (the visits above are the
+    1280 px light ones): no sideways scrolling, every table captioned, no inline formula cut
+    off or sticking out of the column, figures undimmed in dark mode, no console error."""
+    width, theme = LAYOUTS[layout]
+    page = chromium_context.new_page()
+    page.set_viewport_size({"width": width, "height": 900})
+    page.add_init_script(
+        f"localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}');"
+    )
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    failures = {}
+    try:
+        for name in book_pages(book_html):
+            errors.clear()
+            page.goto(book_server + name, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+            assert page.evaluate("document.documentElement.dataset.theme") == theme, name
+            failures[name] = page.evaluate(LAYOUT_JS) + [f"console: {e}" for e in errors]
+    finally:
+        page.close()
+    assert not any(failures.values()), f"{layout}:\n" + _report(failures)
+
+
+def test_every_page_opens_from_disk_without_errors(chromium_context, book_html):
+    """Opened as files (``file://``, no server), no page logs an error."""
+    page = chromium_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    failures = {}
+    try:
+        for name in book_pages(book_html):
+            errors.clear()
+            page.goto((book_html / name).as_uri(), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+            page.wait_for_timeout(200)
+            failures[name] = list(errors)
+    finally:
+        page.close()
+    assert not any(failures.values()), "from disk:\n" + _report(failures)
