@@ -11,7 +11,10 @@ are
   ``importlib.import_module("rankbias.x")``), and every package above an imported module
   (importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py``).  A module that imports
   modules by computed names (``import_module(f"...{name}")``, ``pkgutil.iter_modules``) is taken
-  to import every module of its own package;
+  to import every module of its own package.  A package's lazy attributes (a module-level
+  ``def __getattr__(name)`` with one ``if name == "x":`` branch per attribute, PEP 562) are not
+  run by importing the package: a chapter reaches the modules of ``x``'s branch only when its
+  code names ``package.x`` (or imports ``x`` from the package);
 - the package's data files those modules can read, conservatively: a data file whose name
   (or stem) appears in a module's source, and every file of a data-only folder (no ``.py``
   files, e.g. ``resources/``) whose folder name appears in it;
@@ -145,6 +148,39 @@ def _dynamic(call: ast.Call) -> bool:
     return not (isinstance(first, ast.Constant) and isinstance(first.value, str))
 
 
+def _without_lazy_attributes(tree: ast.AST) -> ast.AST:
+    """``tree`` without its module-level ``__getattr__`` (run on attribute use, not import)."""
+    if not isinstance(tree, ast.Module):
+        return tree
+    body = [
+        node
+        for node in tree.body
+        if not (isinstance(node, ast.FunctionDef) and node.name == "__getattr__")
+    ]
+    return ast.Module(body=body, type_ignores=[])
+
+
+def lazy_attributes(tree: ast.AST, modules: dict[str, Path], importer: str) -> dict[str, set[str]]:
+    """``{attribute: modules its branch imports}`` of a module-level ``__getattr__`` written
+    as ``if name == "attribute": …`` branches."""
+    found: dict[str, set[str]] = {}
+    for node in getattr(tree, "body", []):
+        if not (isinstance(node, ast.FunctionDef) and node.name == "__getattr__"):
+            continue
+        for branch in ast.walk(node):
+            test = getattr(branch, "test", None)
+            if (
+                isinstance(branch, ast.If)
+                and isinstance(test, ast.Compare)
+                and len(test.comparators) == 1
+                and isinstance(test.ops[0], ast.Eq)
+                and isinstance(test.comparators[0], ast.Constant)
+            ):
+                body = ast.Module(body=branch.body, type_ignores=[])
+                found[test.comparators[0].value] = imported_modules(body, modules, importer)
+    return found
+
+
 def imported_modules(
     tree: ast.AST, modules: dict[str, Path], importer: str | None = None
 ) -> set[str]:
@@ -160,7 +196,7 @@ def imported_modules(
     tops = {name.split(".")[0] for name in modules}
     string_name = re.compile(rf"^(?:{'|'.join(map(re.escape, sorted(tops)))})(?:\.\w+)*$")
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_without_lazy_attributes(tree)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found |= _resolve(alias.name, modules)
@@ -200,6 +236,15 @@ class ImportGraph:
         self.src = src
         self.modules = package_modules(src)
         self._imports: dict[str, set[str]] = {}
+        self._lazy: dict[str, dict[str, set[str]]] = {}
+
+    def lazy(self, package: str) -> dict[str, set[str]]:
+        """The lazy attributes of ``package`` (see :func:`lazy_attributes`)."""
+        if package not in self._lazy:
+            path = self.modules.get(package)
+            tree = ast.parse(path.read_text(encoding="utf-8")) if path else None
+            self._lazy[package] = lazy_attributes(tree, self.modules, package) if tree else {}
+        return self._lazy[package]
 
     def imports(self, name: str) -> set[str]:
         if name not in self._imports:
@@ -331,6 +376,12 @@ def chapter_modules(path: Path, graph: ImportGraph) -> dict[str, str | None]:
             )
             return dict.fromkeys(graph.modules)
         direct |= imported_modules(tree, graph.modules)
+        for node in ast.walk(tree):  # package.x, or from package import x, of a lazy x
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                direct |= graph.lazy(node.value.id).get(node.attr, set())
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    direct |= graph.lazy(node.module).get(alias.name, set())
     return graph.closure(direct)
 
 

@@ -21,8 +21,12 @@ def __getattr__(name: str):
     """``rankbias.compare`` and ``rankbias.explain`` (:mod:`rankbias.analysis.compare`,
     :mod:`rankbias.analysis.explain`), imported when first used: ``import rankbias`` stays
     light for the command line."""
-    if name in __all__:
-        import importlib
+    if name == "compare":
+        from rankbias.analysis.compare import compare
 
-        return getattr(importlib.import_module(f"rankbias.analysis.{name}"), name)
+        return compare
+    if name == "explain":
+        from rankbias.analysis.explain import explain
+
+        return explain
     raise AttributeError(f"module 'rankbias' has no attribute {name!r}")

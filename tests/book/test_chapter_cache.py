@@ -121,6 +121,23 @@ def test_a_computed_import_reaches_every_module_of_its_package(project):
     assert refresh(project) == {ONE: ["src/toy/alpha.py"], TWO: ["src/toy/alpha.py"]}
 
 
+def test_a_lazy_attribute_of_the_package_reaches_only_the_chapters_that_use_it(project):
+    # toy/__init__.py offers toy.gamma_value lazily (PEP 562); chapter two uses it, chapter
+    # one only imports the package (through toy.alpha)
+    write(
+        project.src / "toy/__init__.py",
+        "def __getattr__(name):\n"
+        "    if name == 'gamma_value':\n"
+        "        from toy.gamma import g\n\n        return g\n"
+        "    raise AttributeError(name)\n",
+    )
+    write(project.src / "toy/gamma.py", "def g():\n    return 3\n")
+    notebook(project.root / "notebooks/02_two.md", "import toy\ntoy.gamma_value()")
+    refresh(project)
+    write(project.src / "toy/gamma.py", "def g():\n    return 4\n")
+    assert refresh(project) == {TWO: ["src/toy/gamma.py"]}
+
+
 def test_stale_chapters_lose_their_cached_runs_and_are_read_again(project):
     jupyter_cache = pytest.importorskip("jupyter_cache")
     nbformat = pytest.importorskip("nbformat")
