@@ -132,16 +132,30 @@ def test_texfair_gives_one_row_per_listed_document_with_exposures(testbed):
     assert np.allclose(table["exposure_f"], weights * table["count_f"] / lengths)
 
 
-def test_sampled_shapley_is_close_to_the_exact_values(testbed):
+def test_awrf_rows_give_awrfs_own_exposure_the_association_by_rank(testbed):
     run, stats, qids = testbed
-    exact = explain(run, stats, qids[:1], ["texfair@10"])
+    table = explain(run, stats, qids, ["awrf@10"])
+    weights = 1 / np.log2(table["rank"] + 1)
+    total = table["count_f"] + table["count_m"]
+    female = np.where(total > 0, table["count_f"] / total.where(total > 0, 1), 0.5)
+    assert np.allclose(table["exposure_f"], weights * female)
+    assert np.allclose(table["exposure_f"] + table["exposure_m"], weights)
+
+
+def test_sampled_shapley_is_close_to_the_exact_values(testbed, monkeypatch):
+    run, stats, qids = testbed
     sampled = explain(run, stats, qids[:1], ["texfair@12"], permutations=3000, seed=1)
     assert sampled["kind"].iloc[0] == "shapley (mean of 3000 orders)"
     total = score_runs(run.restrict(qids[:1]), stats, ["texfair@12"], [12])["value"].iloc[0]
     assert sampled["contribution"].sum() + sampled["baseline"].iloc[0] == pytest.approx(total)
-    assert len(exact) == 10 and len(sampled) == 12
     again = explain(run, stats, qids[:1], ["texfair@12"], permutations=3000, seed=1)
     pd.testing.assert_frame_equal(sampled, again)
+    from rankbias.analysis import explain as module
+
+    monkeypatch.setattr(module, "EXACT_MAX_DOCUMENTS", 12)
+    exact = explain(run, stats, qids[:1], ["texfair@12"])
+    assert exact["kind"].iloc[0] == "shapley (exact over 4096 sets)"
+    assert np.abs(exact["contribution"] - sampled["contribution"]).max() < 0.01
 
 
 def test_top_terms_weigh_occurrences_by_rank(testbed):

@@ -19,8 +19,9 @@ Three kinds, named in the ``kind`` column:
     :math:`2^n` sets for :math:`n \\le` :data:`EXACT_MAX_DOCUMENTS` documents, else the mean
     over ``permutations`` random orders (``seed``).  The shares add up to the value minus
     ``baseline``, the measure on the all-neutral list.  These rows also give each document's
-    exposure to each group, :math:`v_r M_g(d) / |d|` with :math:`v_r = 1/\\log_2(r+1)`
-    (Abolghasemi et al. (2024), Eq. 7–8).
+    exposure to each group as the measure weighs it, with :math:`v_r = 1/\\log_2(r+1)`:
+    :math:`v_r M_g(d) / |d|` (TExFAIR's term exposure, Abolghasemi et al. (2024), Eq. 7–8; also
+    for TED and RBDF) or :math:`v_r a_g(d)` (AWRF's association, Eq. 14).
 """
 
 from __future__ import annotations
@@ -181,13 +182,11 @@ def explain(
             else:
                 twins = _with_neutral_twins(stats, docids)
                 share, baseline, kind = _shapley(docids, request, twins, permutations, rng)
-            rows.append(
-                _rows(qid, request, docids, stats, share, kind, value, baseline, base in SHAPLEY)
-            )
+            rows.append(_rows(qid, request, docids, stats, share, kind, value, baseline, base))
     return pd.concat(rows, ignore_index=True)
 
 
-def _rows(qid, request, docids, stats, share, kind, value, baseline, exposures) -> pd.DataFrame:
+def _rows(qid, request, docids, stats, share, kind, value, baseline, base) -> pd.DataFrame:
     where = stats.rows(docids)
     frame = pd.DataFrame(
         {
@@ -204,10 +203,18 @@ def _rows(qid, request, docids, stats, share, kind, value, baseline, exposures) 
     frame["kind"] = kind
     frame["value"] = value
     frame["baseline"] = baseline
-    if exposures:
-        weight = position_discount(len(docids)) / np.maximum(stats.lengths[where], 1)
+    if base in SHAPLEY:
+        counts = stats.group_counts[where].astype(float)
+        if base == "awrf":  # AWRF's association a_g(d): shares of the terms, 1/|G| without any
+            total = counts.sum(axis=1, keepdims=True)
+            share_of = np.where(
+                total > 0, counts / np.where(total > 0, total, 1), 1 / counts.shape[1]
+            )
+        else:  # TExFAIR's term exposure, M_g(d) / |d|
+            share_of = counts / np.maximum(stats.lengths[where], 1)[:, None]
+        exposure = position_discount(len(docids))[:, None] * share_of
         for g, group in enumerate(stats.groups):
-            frame[f"exposure_{group}"] = weight * stats.group_counts[where, g]
+            frame[f"exposure_{group}"] = exposure[:, g]
     return frame
 
 
