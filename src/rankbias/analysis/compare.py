@@ -305,8 +305,9 @@ def compare(
 
 
 def forest_plot(table: pd.DataFrame, path=None):
-    """A forest plot of :func:`compare`'s table: one row per measure, cut-off and pair, the
-    mean difference (filled where significant after adjustment) with its interval; saved to
+    """A forest plot of :func:`compare`'s table: one row per measure, cut-off and pair (named
+    by the run alone when all share one baseline), the mean difference (filled where
+    significant after adjustment) with its interval; saved to
     ``path`` (``.png`` or ``.svg``) when given.  Returns the figure."""
     import matplotlib
 
@@ -317,12 +318,13 @@ def forest_plot(table: pd.DataFrame, path=None):
     from rankbias.metrics.measures import display_name
 
     rows = table.dropna(subset=["diff"]).iloc[::-1]
+    baseline = rows["run_b"].iloc[0] if rows["run_b"].nunique() == 1 else None
     labels = [
         f"{display_name(f'{r.metric}@{r.cutoff}' if pd.notna(r.cutoff) else r.metric)}: "
-        f"{r.run_a} − {r.run_b}"
+        + (r.run_a if baseline is not None else f"{r.run_a} − {r.run_b}")
         for r in rows.itertuples()
     ]
-    figure, axis = plt.subplots(figsize=(7, 0.9 + 0.32 * len(rows)))
+    figure, axis = plt.subplots(figsize=(6.5, 0.9 + 0.3 * len(rows)))
     y = np.arange(len(rows))
     axis.errorbar(
         rows["diff"],
@@ -349,9 +351,11 @@ def forest_plot(table: pd.DataFrame, path=None):
         label="not significant",
     )
     axis.axvline(0, color="0.5", lw=0.8, ls=":")
+    axis.xaxis.set_major_locator(plt.MaxNLocator(5))
     axis.set_yticks(y, labels)
     confidence = table.attrs.get("confidence", 0.95)
-    axis.set_xlabel(f"mean paired difference (run a − run b), {confidence:.0%} interval")
+    against = f"from {baseline}" if baseline is not None else "(run a − run b)"
+    axis.set_xlabel(f"mean paired difference {against}, {confidence:.0%} interval")
     axis.legend(loc="lower left", bbox_to_anchor=(0, 1), ncol=2, frameon=False)
     figure.tight_layout()
     if path is not None:
