@@ -1,10 +1,19 @@
-"""Fixtures shared by the tests of the two engines."""
+"""Fixtures shared by the tests of the two engines, and the property tests' settings."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run, so that the suite passes or fails the
+# same way each time (a run that draws new examples and fails is a flaky suite, not a finding
+# of the run).  HYPOTHESIS_PROFILE=explore draws new examples, to look for more.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="module")

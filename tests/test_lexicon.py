@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from rankbias.errors import InputError
 from rankbias.lexicon import (
+    HEADER_TERMS,
     Lexicon,
     default_lexicon,
     default_pairs_path,
@@ -336,6 +337,10 @@ def test_pairs_with_quirks(tmp_path):
 def test_word_list_round_trip(mapping, header, crlf, tmp_path_factory):
     assume(len(set(mapping.values())) >= 2)
     assume(not (header and "term" in mapping))
+    # without a header line, a first line such as 'term,f' whose group no other line uses is a
+    # header by read_lexicon's documented rule (skipped, and said in the source): no round trip
+    (first_term, first_group), *rest = mapping.items()
+    assume(header or first_term not in HEADER_TERMS or first_group in {g for _, g in rest})
     end = "\r\n" if crlf else "\n"
     text = ("term,group" + end if header else "") + "".join(
         f"{t},{g}{end}" for t, g in mapping.items()
