@@ -505,6 +505,24 @@ async () => {
 LAYOUTS = {"phone, light": (375, "light"), "desktop, dark": (1280, "dark")}
 
 
+def _each_page(page, book_html, url, read) -> dict[str, list[str]]:
+    """``read(name)`` after opening every page at ``url(name)`` in ``page``, plus the page's
+    console errors: ``{page: problems}``."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    found = {}
+    try:
+        for name in book_pages(book_html):
+            errors.clear()
+            page.goto(url(name), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+            page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)  # index.html redirects
+            found[name] = read(name) + [f"console: {e}" for e in errors]
+    finally:
+        page.close()
+    return found
+
+
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_pages_read_well_on_a_phone_and_in_dark_mode(
     chromium_context, book_server, book_html, layout
@@ -518,35 +536,17 @@ def test_pages_read_well_on_a_phone_and_in_dark_mode(
     page.add_init_script(
         f"localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}');"
     )
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    failures = {}
-    try:
-        for name in book_pages(book_html):
-            errors.clear()
-            page.goto(book_server + name, wait_until="load", timeout=PAGE_TIMEOUT_MS)
-            page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)  # index.html redirects
-            assert page.evaluate("document.documentElement.dataset.theme") == theme, name
-            failures[name] = page.evaluate(LAYOUT_JS) + [f"console: {e}" for e in errors]
-    finally:
-        page.close()
+
+    def read(name: str) -> list[str]:
+        assert page.evaluate("document.documentElement.dataset.theme") == theme, name
+        return page.evaluate(LAYOUT_JS)
+
+    failures = _each_page(page, book_html, lambda name: book_server + name, read)
     assert not any(failures.values()), f"{layout}:\n" + _report(failures)
 
 
 def test_every_page_opens_from_disk_without_errors(chromium_context, book_html):
     """Opened as files (``file://``, no server), no page logs an error."""
     page = chromium_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    failures = {}
-    try:
-        for name in book_pages(book_html):
-            errors.clear()
-            page.goto((book_html / name).as_uri(), wait_until="load", timeout=PAGE_TIMEOUT_MS)
-            page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
-            failures[name] = list(errors)
-    finally:
-        page.close()
+    failures = _each_page(page, book_html, lambda name: (book_html / name).as_uri(), lambda _: [])
     assert not any(failures.values()), "from disk:\n" + _report(failures)
