@@ -143,22 +143,25 @@ async def _run_cells(lab: str, kernel_id: str, sources: list[str]) -> list[dict]
                     }
                 )
             )
-            errors, stdout = [], []
-            while True:
+            errors, stdout, reply, idle = [], [], None, False
+            # The reply (shell channel) may come before the cell's output (IOPub): the output
+            # is complete when the kernel reports itself idle after the request.
+            while reply is None or not idle:
                 message = json.loads(
                     await asyncio.wait_for(connection.read_message(), CELL_TIMEOUT_S)
                 )
                 if message.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
-                if message["msg_type"] == "stream" and message["content"]["name"] == "stdout":
-                    stdout.append(message["content"]["text"])
-                if message["msg_type"] == "error":
-                    errors.append(message["content"]["evalue"])
-                if message["msg_type"] == "execute_reply":
-                    replies.append(
-                        {**message["content"], "errors": errors, "stdout": "".join(stdout)}
-                    )
-                    break
+                kind, content = message["msg_type"], message["content"]
+                if kind == "stream" and content["name"] == "stdout":
+                    stdout.append(content["text"])
+                if kind == "error":
+                    errors.append(content["evalue"])
+                if kind == "execute_reply":
+                    reply = content
+                if kind == "status" and content["execution_state"] == "idle":
+                    idle = True
+            replies.append({**reply, "errors": errors, "stdout": "".join(stdout)})
     finally:
         connection.close()
     return replies
