@@ -47,7 +47,7 @@ def raw_scan(data: bytes, lexicon: Lexicon, tokenizer: str, want_hits: bool = Tr
     buf = np.frombuffer(data, dtype=np.uint8)
     return kernel.scanner()(
         buf, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
-        terms.term_group, len(matcher.groups), terms.max_term, want_hits,
+        terms.term_group, len(matcher.groups), terms.max_term, want_hits, *kernel.unicode_tables(),
     )  # fmt: skip
 
 
@@ -147,12 +147,122 @@ def test_long_terms_and_lines_across_64_byte_chunks(lines, final_newline):
         assert counts[:n].tolist() == want_counts
 
 
-def test_non_ascii_lines_are_handed_on_and_bad_lines_stop_the_scan():
-    data = "a\tseñora she\nb\the\tx\nc\the\n".encode()
-    status, n, bounds, _, _, flags, *_ = raw_scan(data, LEX, "default")
-    assert n == 1 and flags[0] == kernel.FLAG_NON_ASCII  # line a: for the exact path
+def test_non_ascii_docids_are_handed_on_and_bad_lines_stop_the_scan():
+    data = "a\tSEÑORA she\ndé\tshe\nb\the\tx\nc\the\n".encode()
+    status, n, bounds, lengths, counts, flags, *_ = raw_scan(data, LEX, "default")
+    assert n == 2 and flags[:2].tolist() == [0, kernel.FLAG_NON_ASCII]  # dé: the exact path
+    assert lengths[0] == 2 and counts[0].tolist() == [2, 0]  # señora, she: compiled
     assert status == kernel.STATUS_BAD_LINE  # line b has two tabs; the scan stops there
-    assert data[bounds[1, 0] : bounds[1, 3]] == b"b\the\tx"
+    assert data[bounds[2, 0] : bounds[2, 3]] == b"b\the\tx"
+
+
+# Terms and words in Latin, Greek and Cyrillic script with the special cases of ``str.lower``:
+# İ (two code points: i and a combining dot, which the default tokeniser does not join), the
+# final sigma (by context), ß and ẞ (which lowers to ß), the ligature ﬁ (unchanged), the Kelvin
+# sign (lowers to ASCII k), and case-ignorable characters between a letter and a Σ.
+WORLD = Lexicon.from_mapping(
+    {"señora": "f", "ärztin": "f", "κόρης": "f", "женщина": "f", "ﬁancée": "f", "she": "f",
+     "bräutigam": "m", "άνδρας": "m", "мужчина": "m", "straße": "m", "i\u0307stanbul": "m",
+     "he": "m", "σς": "f", "kelvin": "m"}
+)  # fmt: skip
+WORLD_PIECES = st.one_of(
+    st.sampled_from(
+        ["SEÑORA", "Ärztin", "ÄRZTIN", "ΚΌΡΗΣ", "κόρησ", "Женщина", "ЖЕНЩИНА", "ﬁancée", "FIANCÉE",
+         "BRÄUTIGAM", "ΆΝΔΡΑΣ", "МУЖЧИНА", "STRASSE", "STRAẞE", "Straße", "İstanbul", "İSTANBUL",
+         "ΣΣ", "Σ", "ΣΑΣ", "A\u0345Σ", "Aʰ'Σ", "A.Σ", "\u212aelvin", "KELVIN", "she", "HE"]
+    ),
+    st.sampled_from([" ", "  ", ", ", ".", "'", "\u00ad", "\u0307", "\u00a0", "\u3000", "\x85",
+                     "\u2028", "\x0b", "\x1c", "中文", "ǅ", "١٢", "_"]),
+    st.characters(exclude_categories=["Cs"], exclude_characters="\t\n\r"),
+)  # fmt: skip
+WORLD_TEXT = st.lists(WORLD_PIECES, min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(WORLD_TEXT.filter(lambda t: t.strip() != ""), min_size=1, max_size=8),
+    tokenizer=st.sampled_from(["default", "whitespace"]),
+)
+def test_compiled_scanner_alone_equals_the_reference_on_the_worlds_text(texts, tokenizer):
+    """Non-ASCII text is lower-cased, tokenised and counted by the compiled code itself (no
+    line is handed on), exactly as ``str.lower()`` and the tokeniser would."""
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
+    status, n, _, lengths, counts, flags, _, _, _, hits, n_hits = raw_scan(data, WORLD, tokenizer)
+    expected_lengths, expected_counts, expected_terms = reference(texts, WORLD, tokenizer)
+    assert status == kernel.STATUS_OK and n == len(texts)
+    assert flags[:n].tolist() == [0] * n
+    assert lengths[:n].tolist() == expected_lengths
+    assert counts[:n].tolist() == expected_counts
+    per_term = np.zeros((n, len(WORLD.terms)), dtype=int)
+    np.add.at(per_term, (hits[:n_hits, 0], hits[:n_hits, 1]), 1)
+    assert per_term.tolist() == expected_terms
+
+
+WORLD_WORDS = st.sampled_from(
+    ["SEÑORA", "ärztin", "ΚΌΡΗΣ", "Женщина", "ﬁancée", "STRAẞE", "İstanbul", "ΣΣ", "she", "HE",
+     "\u212aelvin", "“said”", "naïve—she", "abcdefghijklmnop", "x", "Ärztinnenkammerpräsidentin"]
+)  # fmt: skip
+WORLD_SEPARATORS = st.sampled_from([" ", "  ", ", ", "'", ".", " \u00a0", "\u3000", "\u0345 "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(
+        st.lists(st.tuples(WORLD_WORDS, WORLD_SEPARATORS), min_size=1, max_size=40),
+        min_size=1,
+        max_size=5,
+    ),
+    tokenizer=st.sampled_from(["default", "whitespace"]),
+)
+def test_non_ascii_tokens_across_64_byte_chunks(lines, tokenizer):
+    """Non-ASCII tokens anywhere in lines much longer than the scanner's 64-byte chunks (some
+    across two chunks, some after a chunk with no byte >= 0x80), lines that end in non-ASCII
+    white space, with both tokenisers: the compiled code alone gives the reference's counts."""
+    texts = ["".join(w + sep for w, sep in line) for line in lines]
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
+    status, n, _, lengths, counts, flags, _, _, _, hits, n_hits = raw_scan(data, WORLD, tokenizer)
+    expected_lengths, expected_counts, expected_terms = reference(texts, WORLD, tokenizer)
+    assert (status, n) == (kernel.STATUS_OK, len(texts)) and not flags[:n].any()
+    assert lengths[:n].tolist() == expected_lengths
+    assert counts[:n].tolist() == expected_counts
+    per_term = np.zeros((n, len(WORLD.terms)), dtype=int)
+    np.add.at(per_term, (hits[:n_hits, 0], hits[:n_hits, 1]), 1)
+    assert per_term.tolist() == expected_terms
+
+
+def test_the_special_cases_of_lower_case_by_hand():
+    texts = ["İSTANBUL ΚΌΡΗΣ", "ΣΣ STRAẞE ﬁancée FIANCÉE", "\u212aELVIN A\u0345Σ"]
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode()
+    _, n, _, lengths, counts, flags, *_ = raw_scan(data, WORLD, "default")
+    # i | stanbul | κόρης (final ς: a term, f); σς (f) | straße (m) | ﬁancée (f) | fiancée;
+    # kelvin (m) | a | ς (U+0345 is case-ignorable, A is cased: final)
+    assert lengths[:n].tolist() == [3, 4, 3]
+    assert counts[:n].tolist() == [[1, 0], [2, 1], [0, 1]]
+    _, n, _, lengths, counts, *_ = raw_scan(data, WORLD, "whitespace")
+    assert counts[:n].tolist() == [[1, 1], [2, 1], [0, 1]]  # i̇stanbul is one piece here
+
+
+def test_every_code_point_is_lower_cased_and_classified_as_python_does():
+    """One line per code point ``c`` (surrogates and line breaks excepted), ``xcΣ xΣcx c``: the
+    terms found (every lower-cased letter or digit is a term), the form of each Σ (final or
+    not, by ``c`` before the first and after the second) and the number of tokens must be the
+    reference's."""
+    codes = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000 and c not in (9, 10, 13)]
+    lowered = {chr(c).lower() for c in codes}
+    single = sorted(t for t in lowered if re.fullmatch(r"[^\W_]+", t)) + ["x\u03c3", "x\u03c2"]
+    lexicon = Lexicon.from_mapping({t: "fm"[i % 2] for i, t in enumerate(single)})
+    texts = [f"x{chr(c)}\u03a3 x\u03a3{chr(c)}x {chr(c)}" for c in codes]
+    data = "".join(f"d{i}\t{t}\n" for i, t in enumerate(texts)).encode("utf-8")
+    status, n, _, lengths, _, flags, _, _, _, hits, n_hits = raw_scan(data, lexicon, "default")
+    assert (status, n) == (kernel.STATUS_OK, len(texts)) and not flags[:n].any()
+    term_id = {t: i for i, t in enumerate(lexicon.terms)}
+    want_lengths, want_hits = [], []
+    for i, t in enumerate(texts):
+        tokens = re.findall(r"[^\W_]+", t.rstrip().lower())
+        want_lengths.append(len(tokens))
+        want_hits.extend((i, term_id[token]) for token in tokens if token in term_id)
+    assert lengths[:n].tolist() == want_lengths
+    assert sorted(map(tuple, hits[:n_hits].tolist())) == sorted(want_hits)
 
 
 @pytest.mark.parametrize("tokenizer", ["default", "whitespace"])
@@ -205,7 +315,7 @@ def test_jit_and_ahead_of_time_scanners_agree():
         terms = _kernel_terms(matcher)
         args = (
             data, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
-            terms.term_group, 2, terms.max_term, True,
+            terms.term_group, 2, terms.max_term, True, *kernel.unicode_tables(),
         )  # fmt: skip
         ours, theirs = kernel.scanner()(*args), jit_scan(*args)
         n = ours[1]
@@ -291,3 +401,11 @@ def test_words_after_the_first_are_compared():
         assert (status, n) == (kernel.STATUS_OK, len(texts))
         assert lengths[:n].tolist() == want_lengths
         assert counts[:n].tolist() == want_counts
+
+
+def test_white_space_is_neither_case_ignorable_nor_cased():
+    """The final-sigma rule may read past the right-stripped end of a text (the scanner does):
+    that is exact only while no white space is case-ignorable or cased."""
+    _, props, _ = kernel.unicode_tables()
+    spaces = [c for c in range(0x110000) if chr(c).isspace()]
+    assert len(spaces) == 29 and not (props[spaces] & (kernel._P_SKIP | kernel._P_CASED)).any()

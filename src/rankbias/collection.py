@@ -9,7 +9,8 @@ byte-order mark (a run file could not name it); a text, right-stripped, not empt
 A regular file is read as line-aligned byte ranges, in parallel; gzip (told by content) and
 streams sequentially; ``(docid, text)`` iterators (``ir_datasets``) follow the same rules.
 Blocks of lines are counted by the compiled scanner of :mod:`rankbias.kernel` on threads (it
-releases the GIL); lines with a byte ≥ 0x80 take the exact path of :mod:`rankbias.text`.
+releases the GIL), non-ASCII text included; a line with a non-ASCII docid takes the exact path
+of :mod:`rankbias.text` (:attr:`Block.n_exact` counts them).
 Memory: a few blocks, plus 16 bytes per document for the duplicate-docid check.
 """
 
@@ -105,6 +106,7 @@ class Block(NamedTuple):
     term_counts: object  # scipy.sparse.csr_matrix | None
     hashes: np.ndarray  # uint64 hash of each docid's UTF-8 bytes
     hashes2: np.ndarray  # a second, independent uint64 hash
+    n_exact: int = 0  # lines counted by the exact path (a non-ASCII docid), not the scanner
 
     def stats(self, matcher: TermMatcher) -> DocStats:
         """The block as a :class:`DocStats` (docids as Python strings)."""
@@ -156,7 +158,7 @@ def _line_problem(raw: bytes, line_offset: int, where: str) -> str | None:
 
 # ---- the kernel's view of the lexicon --------------------------------------------------------
 class _KernelTerms(NamedTuple):
-    term_bytes: np.ndarray  # uint8, the ASCII terms concatenated
+    term_bytes: np.ndarray  # uint8, the terms' UTF-8 bytes concatenated
     term_offsets: np.ndarray  # int64, len(terms) + 1
     term_group: np.ndarray  # int64
     max_term: int
@@ -165,13 +167,13 @@ class _KernelTerms(NamedTuple):
 
 
 def _kernel_terms(matcher: TermMatcher) -> _KernelTerms:
-    """The ASCII terms as the scanner takes them (cached on the matcher)."""
+    """The terms as the scanner takes them (cached on the matcher)."""
     cached = getattr(matcher, "_kernel_terms", None)
     if cached is not None:
         return cached
     from rankbias.kernel import TOKENIZER_CODES
 
-    raws = [t.encode("ascii") if t.isascii() else b"" for t in matcher.terms]
+    raws = [t.encode("utf-8", "surrogatepass") for t in matcher.terms]
     offsets = np.zeros(len(raws) + 1, dtype=np.int64)
     np.cumsum([len(r) for r in raws], out=offsets[1:])
     # In whitespace mode a token may hold \v \f \x1c-\x1f inside; the scanner assumes terms
@@ -207,7 +209,7 @@ def count_block(
     (status, n, bounds, lengths, counts, flags, hashes, docid_data, docid_offsets, hits,
      n_hits) = kernel.scanner()(
         buf, terms.tokenizer_code, terms.term_bytes, terms.term_offsets,
-        terms.term_group, n_groups, terms.max_term, per_term,
+        terms.term_group, n_groups, terms.max_term, per_term, *kernel.unicode_tables(),
     )  # fmt: skip
     lengths = lengths[:n]
     counts = counts[:n]
@@ -254,7 +256,8 @@ def count_block(
         pa.py_buffer(docid_offsets[: n + 1]),
         pa.py_buffer(docid_data[: int(docid_offsets[n])]),
     )
-    return Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
+    hashes1, hashes2 = hashes[:n, 0].copy(), hashes[:n, 1].copy()
+    return Block(docids, lengths, counts, term_counts, hashes1, hashes2, len(exact_rows))
 
 
 # ---- sources ---------------------------------------------------------------------------------
