@@ -47,7 +47,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankbias.metrics.validation import check_choice
+from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
     "MAX_EXACT_N", "RELEASED_EXHAUSTIVE_MAX_N", "RELEASED_N_SAMPLES", "cut_points", "dcv",
@@ -70,7 +70,7 @@ _RELATIVE_TOLERANCE = 1e-12
 
 
 def _as_scores(scores, name: str = "scores") -> np.ndarray:
-    array = np.asarray(scores, dtype=float)
+    array = as_array(scores, name)
     if array.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D sequence of numbers, found shape {array.shape}")
     if array.size == 0:
@@ -376,7 +376,7 @@ def orientation_signed_duo(
 
 
 def _as_matrix(values, name: str) -> np.ndarray:
-    matrix = np.asarray(values, dtype=float)
+    matrix = as_array(values, name)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise ValueError(
             f"{name}: expected a 2-D array (documents × dimensions), found shape {matrix.shape}"

@@ -98,15 +98,22 @@ def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndar
     ``omega``: one value per cutoff, the same for all queries."""
     omega = as_array(omega, "omega", 1)
     check_values(omega, "omega")
-    k_max = min(int(max(cutoffs)), len(omega))
+    k_max = min(int(cutoff_positions(np.array([len(omega)]), cutoffs).max()), len(omega))
     top = np.sort(np.partition(-omega, k_max - 1)[:k_max]) * -1.0 if k_max else omega[:0]
     return ideal_fairr(top[None, :], np.array([len(top)]), cutoffs)[0]
 
 
 def nfairr(fairr_values: np.ndarray, ideal_values: np.ndarray) -> np.ndarray:
     """``FaiRR / IFaiRR``, NaN where ``IFaiRR`` is 0 or undefined."""
-    fairr_values = np.asarray(fairr_values, dtype=np.float64)
-    ideal = np.broadcast_to(np.asarray(ideal_values, dtype=np.float64), fairr_values.shape)
+    fairr_values = as_array(fairr_values, "fairr_values")
+    ideal = as_array(ideal_values, "ideal_values")
+    try:
+        ideal = np.broadcast_to(ideal, fairr_values.shape)
+    except ValueError:
+        raise InputError(
+            f"ideal_values: shape {ideal.shape} does not broadcast to fairr_values' "
+            f"{fairr_values.shape}; expected one ideal per value (or per cut-off)"
+        ) from None
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ideal > 0, fairr_values / np.where(ideal > 0, ideal, 1.0), np.nan)
 

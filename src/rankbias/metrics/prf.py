@@ -45,7 +45,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rankbias.metrics.validation import check_choice
+from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
     "GROUP_LABELS", "bias_labels", "delta_a_prf", "normalise_scores", "pairwise_difference",
@@ -61,8 +61,8 @@ GROUP_LABELS = {"m": 1, "f": -1}
 def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
     """``d(p) = sign(M_m(p) − M_f(p))`` ∈ {−1, 0, +1} per document (int8); magnitudes must be
     finite (a NaN would give the label 0, a neutral document)."""
-    male = np.asarray(male_magnitude, dtype=float)
-    female = np.asarray(female_magnitude, dtype=float)
+    male = as_array(male_magnitude, "male_magnitude")
+    female = as_array(female_magnitude, "female_magnitude")
     if male.shape != female.shape:
         raise ValueError(
             f"male_magnitude has shape {male.shape}, female_magnitude {female.shape}; "
@@ -85,7 +85,7 @@ def _query_codes(qid) -> tuple[np.ndarray, np.ndarray]:
 
 def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarray:
     """Map raw ranking scores into ``[0, 1]`` (see the module docstring for the methods)."""
-    values = np.asarray(score, dtype=float)
+    values = as_array(score, "score")
     if values.ndim != 1 or np.shape(qid) != values.shape:
         raise ValueError(
             f"qid and score: expected two 1-D sequences of the same length, found shapes "
@@ -129,7 +129,7 @@ def pairwise_ranking_fairness(
     (qid, group ∈ {"m", "f"}) with ``n_clicked`` (``n_1^g``), ``n_non_clicked`` (``n_0``),
     ``prf`` and ``nprf`` (NaN where undefined)."""
     qids = np.asarray(qid)
-    values = np.asarray(score, dtype=float)
+    values = as_array(score, "score")
     clicks = np.asarray(clicked)
     labels = np.asarray(label)
     n_rows = qids.shape[0] if qids.ndim else 0
@@ -207,7 +207,7 @@ def delta_a_prf(table: pd.DataFrame) -> float:
 
 
 def _as_values(values, name: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float).ravel()
+    array = as_array(values, name).ravel()
     if array.size == 0:
         raise ValueError(f"{name}: expected at least one nPRF value, found none")
     if not np.all(np.isfinite(array)):

@@ -39,7 +39,7 @@ def document_magnitudes(
     ``group_counts`` ``M_g(d)``; ``tf_paper`` reads ``log_tf_sums`` (``Σ ln tf`` per group,
     :meth:`rankbias.text.DocStats.log_tf_sums`).  Both must be finite and non-negative (an
     :class:`~rankbias.errors.InputError` names the document)."""
-    counts = np.asarray(group_counts, dtype=np.float64)  # element-wise: any shape
+    counts = as_array(group_counts, "group_counts")  # element-wise: any shape
     check_values(counts, "group_counts", non_negative=True)
     if kind == "tc":
         return counts

@@ -60,7 +60,7 @@ def _ranked_inputs(counts, name: str, list_lengths, doc_lengths=None):
 
 def max_ted(targets: Sequence[float]) -> float:
     """``max(TED) = 2(1 − min_g p̂_g)``: all exposure on the least-targeted group."""
-    target = np.asarray(targets, dtype=np.float64)
+    target = as_array(targets, "targets")
     return 2.0 * (1.0 - float(np.min(check_targets(target, target.size))))
 
 

@@ -21,13 +21,14 @@ __all__ = [
 ]  # fmt: skip
 
 
-def as_array(values, name: str, ndim: int, dtype=np.float64) -> np.ndarray:
-    """``values`` as an array of ``ndim`` dimensions (an error names the shape found)."""
+def as_array(values, name: str, ndim: int | None = None, dtype=np.float64) -> np.ndarray:
+    """``values`` as an array of ``ndim`` dimensions (any if ``None``; an error names the
+    argument and what it found)."""
     try:
         array = np.asarray(values, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name}: expected numbers, found {exc}") from None
-    if array.ndim != ndim:
+        raise InputError(f"{name}: expected numbers; {exc}") from None
+    if ndim is not None and array.ndim != ndim:
         raise InputError(f"{name}: expected a {ndim}-D array, found shape {array.shape}")
     return array
 

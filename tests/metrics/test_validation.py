@@ -1,0 +1,50 @@
+"""Tests of rankbias.metrics.validation: a public function given something that is not numbers
+raises a ``ValueError`` that names the argument, never NumPy's bare message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankbias import metrics
+
+SCORES = [0.5, -0.2, 0.1]
+CALLS = [
+    ("male_magnitude", lambda bad: metrics.bias_labels(bad, [1.0])),
+    ("female_magnitude", lambda bad: metrics.bias_labels([1.0], bad)),
+    ("scores", lambda bad: metrics.dcv(bad)),
+    ("scores", lambda bad: metrics.dcv_bounds(bad)),
+    ("scores", lambda bad: metrics.duo_direction(bad)),
+    ("scores", lambda bad: metrics.extreme_orderings(bad)),
+    ("scores", lambda bad: metrics.signed_duo(bad)),
+    ("perspective_one_scores", lambda bad: metrics.orientation_signed_duo(SCORES, bad)),
+    ("scores", lambda bad: metrics.polarisation_accuracy(bad, [1, -1, 1])),
+    ("embeddings", lambda bad: metrics.polarisation_scores(bad)),
+    ("distractor_a", lambda bad: metrics.spurious_direction(bad, [[1.0, 0.0]])),
+    ("group_counts", lambda bad: metrics.document_magnitudes(bad)),
+    ("targets", lambda bad: metrics.max_ted(bad)),
+    ("score", lambda bad: metrics.normalise_scores(["q", "q"], bad)),
+    ("score", lambda bad: metrics.pairwise_ranking_fairness(["q"], bad, [True], [1])),
+    ("nprf_m", lambda bad: metrics.pairwise_difference(bad, [0.5])),
+    ("nprf_f", lambda bad: metrics.t_statistic_squared([0.5, 0.4], bad)),
+    ("fairr_values", lambda bad: metrics.nfairr(bad, [1.0])),
+    ("ideal_values", lambda bad: metrics.nfairr([0.5], bad)),
+    ("omega", lambda bad: metrics.ideal_fairr_collection(bad, [10])),
+]
+
+
+CALL_IDS = [f"{i}-{name}" for i, (name, _) in enumerate(CALLS)]
+
+
+@pytest.mark.parametrize("bad", ["x", ["1", "a"], [None, {}]], ids=["text", "strings", "objects"])
+@pytest.mark.parametrize(("name", "call"), CALLS, ids=CALL_IDS)
+def test_non_numbers_are_refused_naming_the_argument(name, call, bad):
+    with pytest.raises(ValueError, match=rf"^{name}: expected numbers"):
+        call(bad)
+
+
+def test_nfairr_refuses_ideals_of_another_shape_and_no_cutoffs():
+    with pytest.raises(ValueError, match=r"^ideal_values: shape \(3,\) does not broadcast"):
+        metrics.nfairr(np.ones((2, 2)), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"^cutoffs must be positive integers, found \[\]"):
+        metrics.ideal_fairr_collection([0.5, 1.0], [])
