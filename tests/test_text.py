@@ -287,3 +287,15 @@ def test_document_stats_refuses_repeated_or_non_text_docids():
         document_stats(["he", "she"], LEX, docids=["a", None])
     with pytest.raises(ValueError, match="docids: 1 docids for 2 texts; expected one each"):
         document_stats(["he", "she"], LEX, docids=["a"])
+
+
+def test_text_functions_name_what_is_not_text_or_a_word_list():
+    lexicon = Lexicon.from_mapping({"she": "f", "he": "m"})
+    with pytest.raises(TypeError, match="^text: expected a str, found NoneType"):
+        tokenize(None)
+    with pytest.raises(TypeError, match="^texts: expected an iterable of texts, found one str"):
+        document_stats("she said", lexicon)
+    with pytest.raises(TypeError, match="^texts: expected str, found int at 1"):
+        document_stats(["she", 3], lexicon)
+    with pytest.raises(TypeError, match="^lexicon: expected a rankbias.lexicon.Lexicon"):
+        document_stats(["she"], {"she": "f"})

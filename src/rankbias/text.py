@@ -48,6 +48,8 @@ _ASCII_ALNUM = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
 
 def tokenize(text: str, tokenizer: str = "default") -> list[str]:
     """The tokens of one text under ``tokenizer`` (``"default"`` or ``"whitespace"``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, found {type(text).__name__}")
     if tokenizer == "default":
         return TOKEN_PATTERN.findall(text.lower())
     if tokenizer == "whitespace":
@@ -180,6 +182,11 @@ class TermMatcher:
     """
 
     def __init__(self, lexicon: Lexicon, tokenizer: str):
+        if not isinstance(lexicon, Lexicon):
+            raise TypeError(
+                f"lexicon: expected a rankbias.lexicon.Lexicon (read_word_list, default_lexicon, "
+                f"Lexicon.from_mapping), found {type(lexicon).__name__}"
+            )
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
         self.tokenizer = tokenizer
@@ -381,7 +388,13 @@ def document_stats(
 ) -> DocStats:
     """Statistics of in-memory texts, all at once; ``docids`` default to ``"0", "1", …``."""
     matcher = TermMatcher(lexicon, tokenizer)
-    lowered = [t.lower() for t in texts]
+    if isinstance(texts, str):
+        raise TypeError("texts: expected an iterable of texts, found one str")
+    lowered = []
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts: expected str, found {type(text).__name__} at {position}")
+        lowered.append(text.lower())
     ids = [str(i) for i in range(len(lowered))] if docids is None else list(docids)
     ids = np.array(ids, dtype=object)
     if len(ids) != len(lowered):

@@ -211,3 +211,13 @@ def test_the_package_offers_compare_and_explain_at_its_top():
     assert rankbias.compare is compare and rankbias.explain is explain.explain
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         rankbias.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("differences", "message"),
+    [("x", "differences: expected numbers"), ([], "differences: expected at least one"),
+     ([0.1, float("nan")], "differences: found nan"), ([[0.1]], "differences: expected a 1-D")],
+)  # fmt: skip
+def test_the_sign_flip_test_refuses_what_is_not_paired_differences(differences, message):
+    with pytest.raises(ValueError, match=f"^{message}"):
+        sign_flip_test(differences)

@@ -28,6 +28,7 @@ import pandas as pd
 from rankbias.errors import InputError, located
 from rankbias.inputs import Source, open_lines, source_name
 from rankbias.metrics.measures import HigherIs, higher_is
+from rankbias.metrics.validation import as_array, check_values
 
 __all__ = [
     "COLUMNS",
@@ -154,7 +155,10 @@ def sign_flip_test(
     """Two-sided p-value of a paired randomisation test of mean difference 0, and whether it
     is exact: over all :math:`2^n` sign patterns when :math:`n \\le 16`, else over
     ``permutations`` random ones as :math:`(1 + b) / (1 + B)`."""
-    d = np.asarray(differences, dtype=float)
+    d = as_array(differences, "differences", 1)
+    check_values(d, "differences")
+    if len(d) == 0:
+        raise ValueError("differences: expected at least one paired difference, found none")
     observed = abs(d.mean())
     tolerance = 1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))
     if len(d) <= EXACT_MAX_QUERIES:
