@@ -7,11 +7,10 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-#: The ceiling on src/'s lines: today's size (13,922, with `compare`, `explain` and the scanner's
-#: compiled UTF-8 path) and room for a measure or two added by following book/extending.md.
-#: The goal is 12,000; the package is not there yet.  The ceiling rose once, from 13,800, for
-#: the UTF-8 path (about 300 lines); it moves down from here.
-MAX_LINES = 14_100
+#: The ceiling on src/'s lines: today's size (13,785, with `compare`, `explain` and the scanner's
+#: compiled UTF-8 path, which replaced the vectorised matcher of `text`) and a little room.  The
+#: goal is 12,000; the package is not there yet, and this ceiling only moves down.
+MAX_LINES = 13_800
 #: What each layer may import (besides itself, ``errors`` and the layers below those it
 #: names): the arrows of the package's layers.
 ALLOWED = {

@@ -9,8 +9,9 @@ byte-order mark (a run file could not name it); a text, right-stripped, not empt
 A regular file is read as line-aligned byte ranges, in parallel; gzip (told by content) and
 streams sequentially; ``(docid, text)`` iterators (``ir_datasets``) follow the same rules.
 Blocks of lines are counted by the compiled scanner of :mod:`rankbias.kernel` on threads (it
-releases the GIL), non-ASCII text included; a line with a non-ASCII docid takes the exact path
-of :mod:`rankbias.text` (:attr:`Block.n_exact` counts them).
+releases the GIL), non-ASCII text included (a line with a non-ASCII docid is scanned again
+under an ASCII one); only a word list the scanner cannot take (built in Python with a control
+character in a term: the word-list reader refuses them) is counted in Python.
 Memory: a few blocks, plus 16 bytes per document for the duplicate-docid check.
 """
 
@@ -106,7 +107,6 @@ class Block(NamedTuple):
     term_counts: object  # scipy.sparse.csr_matrix | None
     hashes: np.ndarray  # uint64 hash of each docid's UTF-8 bytes
     hashes2: np.ndarray  # a second, independent uint64 hash
-    n_exact: int = 0  # lines counted by the exact path (a non-ASCII docid), not the scanner
 
     def stats(self, matcher: TermMatcher) -> DocStats:
         """The block as a :class:`DocStats` (docids as Python strings)."""
@@ -216,7 +216,7 @@ def count_block(
     flags = flags[:n]
     exact_rows = np.flatnonzero(flags) if terms.exact else np.arange(n)
     exact_term_counts = None
-    if len(exact_rows):  # lines the scanner left to the exact path; checked in line order
+    if len(exact_rows):  # lines the scanner left (checked in line order), counted again
         texts = []
         for row, (start, end) in zip(
             exact_rows.tolist(), bounds[exact_rows][:, [0, 3]].tolist(), strict=True
@@ -225,8 +225,14 @@ def count_block(
             problem = _line_problem(raw, offset + start, where)
             if problem is not None:
                 raise BlockError(row, problem, offset + start)
-            texts.append(raw.decode("utf-8").partition("\t")[2].rstrip().lower())
-        exact_lengths, exact_counts, exact_term_counts = matcher.count(texts, per_term)
+            texts.append(raw.partition(b"\t")[2])
+        if terms.exact:  # a non-ASCII docid: the scanner counts the text under another docid
+            again = count_block(b"".join(b"-\t" + t + b"\n" for t in texts), 0, matcher, per_term)
+            exact_lengths, exact_counts = again.lengths, again.group_counts
+            exact_term_counts = again.term_counts
+        else:  # a term with \v, \f or \x1c-\x1f (whitespace tokeniser): counted in Python
+            lowered = [t.decode("utf-8").rstrip().lower() for t in texts]
+            exact_lengths, exact_counts, exact_term_counts = matcher.count(lowered, per_term)
         lengths[exact_rows] = exact_lengths
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
@@ -256,8 +262,7 @@ def count_block(
         pa.py_buffer(docid_offsets[: n + 1]),
         pa.py_buffer(docid_data[: int(docid_offsets[n])]),
     )
-    hashes1, hashes2 = hashes[:n, 0].copy(), hashes[:n, 1].copy()
-    return Block(docids, lengths, counts, term_counts, hashes1, hashes2, len(exact_rows))
+    return Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
 
 
 # ---- sources ---------------------------------------------------------------------------------

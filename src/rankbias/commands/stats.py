@@ -73,8 +73,7 @@ def _arrow(values, kind=None):
 
 
 def document_blocks(args, lexicon, show_progress: bool):
-    """``(output table, lines of it the exact path counted)``, one per block of the collection,
-    with a progress bar on a terminal (the count is 0 where the engine does not tell it)."""
+    """Output tables, one per block of the collection, with a progress bar on a terminal."""
     if check_engine_arguments(args.engine, args.scheduler):
         from rankbias.distributed import dask_client, iter_stats_on_dask
 
@@ -90,13 +89,13 @@ def document_blocks(args, lexicon, show_progress: bool):
                 max_line_bytes=args.max_line_bytes,
             )
             for block in blocks:
-                yield _stats_table(block, lexicon.groups), 0
+                yield _stats_table(block, lexicon.groups)
     elif Path(args.collection).exists():
         for _, block in file_blocks(args, lexicon, False, show_progress, "stats"):
-            yield _stats_table(block, lexicon.groups), block.n_exact
+            yield _stats_table(block, lexicon.groups)
     else:  # an ir_datasets id
         stats = collection_statistics(args, lexicon, False, show_progress, description="stats")
-        yield _stats_table(stats, lexicon.groups), 0
+        yield _stats_table(stats, lexicon.groups)
 
 
 def run_stats(args) -> int:
@@ -108,18 +107,10 @@ def run_stats(args) -> int:
     if clash:
         raise InputError(f"{args.terms}: group label(s) {clash} clash with output columns")
     warn_unmatchable(lexicon, args.tokenizer)
-    exact = 0
     with TableWriter(out) as writer:
-        for table, n_exact in document_blocks(args, lexicon, wanted(args)):
+        for table in document_blocks(args, lexicon, wanted(args)):
             writer.write(table)
-            exact += n_exact
         if writer.rows == 0:
             raise InputError(f"{args.collection}: the collection is empty; expected documents")
     print(f"{writer.rows} documents -> {out}", file=sys.stderr)
-    if exact:
-        print(
-            f"note: {exact} of them were counted by the exact (slower) path: a non-ASCII docid, "
-            "or a word list with \\v, \\f or \\x1c-\\x1f in a term (whitespace tokenizer)",
-            file=sys.stderr,
-        )
     return 0
