@@ -385,12 +385,13 @@ def test_iter_collection_stats_streams_blocks(tmp_path):
 
 def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
     """A lexicon built in Python may hold a term with a control character (the word-list reader
-    refuses them); under the whitespace tokeniser every line is then counted in Python, with
-    the reference's numbers, a non-ASCII docid included."""
+    refuses them); under the whitespace tokeniser every line is then counted in Python, which a
+    warning says, with the reference's numbers, a non-ASCII docid included."""
     lexicon = Lexicon.from_mapping({"a\x0bb": "f", "straße": "m", "he": "m"})
     path = tmp_path / "c.tsv"
     path.write_text("d1\tA\x0bB he  STRAẞE\x0b\nnº2\ta\x0bb. he\n", encoding="utf-8")
-    stats = read_collection_stats(path, lexicon, tokenizer="whitespace")
+    with pytest.warns(UserWarning, match="every line is counted in Python"):
+        stats = read_collection_stats(path, lexicon, tokenizer="whitespace")
     # d1: "a\x0bb he  straße" (rstrip takes the last \x0b): a\x0bb | he | "" | straße
     assert stats.docids.tolist() == ["d1", "nº2"] and stats.lengths.tolist() == [4, 2]
     assert stats.group_counts.tolist() == [[1, 2], [0, 1]]

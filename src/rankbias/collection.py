@@ -180,6 +180,14 @@ def _kernel_terms(matcher: TermMatcher) -> _KernelTerms:
     # don't (true of every real word list), so a lexicon that has them takes the exact path.
     odd = set(b"\x0b\x0c\x1c\x1d\x1e\x1f")
     exact = not (matcher.tokenizer == "whitespace" and any(odd & set(r) for r in raws))
+    if not exact:
+        import warnings
+
+        warnings.warn(
+            "a term holds \\v, \\f or \\x1c-\\x1f: under the whitespace tokenizer every line is "
+            "counted in Python, not by the compiled scanner (the same numbers, more slowly)",
+            stacklevel=2,
+        )
     result = _KernelTerms(
         term_bytes=np.frombuffer(b"".join(raws) or b"\0", dtype=np.uint8),
         term_offsets=offsets,
