@@ -429,7 +429,8 @@ def _ordered(fn, tasks: Iterable, workers: int) -> Iterator:
     most ``2 * workers`` tasks in flight (bounded memory)."""
     from rankbias import kernel
 
-    kernel.scanner()  # load (or build) the scanner once, before any thread needs it
+    kernel.scanner()  # load (or build) the scanner and its tables once, before the threads
+    kernel.unicode_tables()
     if workers <= 1:
         for task in tasks:
             yield fn(*task)
