@@ -351,6 +351,8 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
 
 # ---- reading a built testbed -----------------------------------------------------------------
 SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
+#: How the book names each system in words (tables, figures, prose).
+SYSTEM_NAMES = dict(zip(SYSTEMS, ("BM25", "BM25 + RM3", "dense", "hybrid", "rerank"), strict=True))
 
 
 def testbed_dir(path: str | Path | None = None) -> Path:
