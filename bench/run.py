@@ -19,6 +19,7 @@ BENCHMARKS = (
     "stats_bench",
     "score_bench",
     "scale_bench",
+    "cluster_bench",
     "duo_bench",
 )
 
