@@ -20,6 +20,7 @@ BENCHMARKS = (
     "score_bench",
     "scale_bench",
     "unicode_bench",
+    "cluster_bench",
     "duo_bench",
 )
 

@@ -296,6 +296,27 @@ def test_per_term_counts_equal_local(tmp_path, client):
     assert got.term_counts.shape == expected.term_counts.shape
 
 
+def test_workers_send_the_local_engines_arrow_blocks(tmp_path, client):
+    """The counted blocks travel as they are (docids an Arrow array, not Python strings, which
+    cost the workers and the driver a conversion each): the local engine's rows and hashes."""
+    import pyarrow as pa
+
+    from rankbias.collection import iter_blocks
+
+    collection = generated_collection(tmp_path / "c.tsv", 1500)
+    lexicon = default_lexicon()
+    local = list(iter_blocks(collection, lexicon, "default", False, 1)[1])
+    got = list(engine.iter_blocks_on_dask(client, collection, lexicon, partition_bytes=4096))
+    assert len(got) > 4 and all(isinstance(b.docids, pa.StringArray) for b in got)
+    docids = [pa.concat_arrays([b.docids for b in blocks]) for blocks in (got, local)]
+    assert docids[0].equals(docids[1])
+    for field in ("lengths", "group_counts", "hashes", "hashes2"):
+        np.testing.assert_array_equal(
+            np.concatenate([getattr(b, field) for b in got]),
+            np.concatenate([getattr(b, field) for b in local]),
+        )
+
+
 # ---- stats: errors found on workers --------------------------------------------------------
 BAD_LINES = {
     "no tab": b"d2500 has no tab\n",

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from rankbias.errors import InputError, located
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
-    import numpy as np
     import pandas as pd
 
+    from rankbias.collection import Block
     from rankbias.lexicon import Lexicon
     from rankbias.runs import Run
     from rankbias.text import DocStats
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this mod
 __all__ = [
     "dask_client",
     "plan_partitions",
-    "iter_stats_on_dask",
+    "iter_blocks_on_dask",
     "collection_stats_on_dask",
     "score_runs_on_dask",
 ]
@@ -290,18 +290,17 @@ def count_byte_range(
     expected: tuple | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
     label: str = "",
-) -> tuple[DocStats | None, np.ndarray, np.ndarray]:
-    """On a worker: ``(statistics or None, hashes, hashes2)`` of the lines in ``[start, end)``
-    (``end == -1``: the whole decompressed stream), read and counted as the local engine does.
+) -> list[Block]:
+    """On a worker: the :class:`~rankbias.collection.Block` of each block of the lines in
+    ``[start, end)`` (``end == -1``: the whole decompressed stream), read and counted as the
+    local engine does; the docids stay an Arrow array, which the driver writes as it is.
 
     A local file that is no longer ``expected`` (its :func:`identity`) raises
     :class:`FileChangedError`; a bad line a :class:`~rankbias.collection.BlockError` with its
     line counted from ``start``; messages name ``label`` (default: ``location``).
     """
-    import numpy as np
-
     from rankbias import collection as c
-    from rankbias.text import DocStats, TermMatcher
+    from rankbias.text import TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
     label = label or location
@@ -323,18 +322,12 @@ def count_byte_range(
                      for cut in cuts)  # fmt: skip
         for data, offset, where in tasks:
             try:
-                block = c.count_block(data, offset, matcher, per_term, where)
+                blocks.append(c.count_block(data, offset, matcher, per_term, where))
             except c.BlockError as exc:
                 line = n_lines + exc.line_in_block
                 raise c.BlockError(line, exc.message, exc.byte_offset) from None
-            blocks.append(block)
-            n_lines += len(block.lengths)
-    if not blocks:
-        empty = np.zeros(0, dtype=np.uint64)
-        return None, empty, empty
-    stats = DocStats.concat([b.stats(matcher) for b in blocks])
-    hashes = np.concatenate([b.hashes for b in blocks])
-    return stats, hashes, np.concatenate([b.hashes2 for b in blocks])
+            n_lines += len(blocks[-1].lengths)
+    return blocks
 
 
 # ---- statistics on the cluster -------------------------------------------------------------
@@ -353,7 +346,7 @@ def _collection_location(collection: str | Path) -> tuple[str, str]:
     return str(path.resolve()), str(path)
 
 
-def iter_stats_on_dask(
+def iter_blocks_on_dask(
     client,
     collection: str | Path,
     lexicon: Lexicon,
@@ -362,10 +355,10 @@ def iter_stats_on_dask(
     partition_bytes: int | None = None,
     progress: bool | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> Iterator[DocStats]:
-    """Stream the statistics of a collection file computed on the cluster of ``client``, one
-    :class:`~rankbias.text.DocStats` per partition, in file order: the documents, numbers and
-    errors of :func:`rankbias.collection.iter_collection_stats`.  ``partition_bytes`` defaults
+) -> Iterator[Block]:
+    """Stream the :class:`~rankbias.collection.Block` of a collection file counted on the
+    cluster of ``client``, in file order: the documents, numbers and errors of the blocks of
+    :func:`rankbias.collection.iter_blocks`.  ``partition_bytes`` defaults
     to a few partitions per worker thread, at most :data:`MAX_PARTITION_BYTES`.
     """
     from rankbias.collection import BlockError, check_unique, docids_at_lines
@@ -388,11 +381,11 @@ def iter_stats_on_dask(
         with contextlib.closing(
             _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)
         ) as results:
-            for stats, hashes1, hashes2 in results:
-                hashes.append((hashes1, hashes2))
-                if stats is not None:
-                    lines_before += len(stats)
-                    yield stats
+            for blocks in results:
+                for block in blocks:
+                    hashes.append((block.hashes, block.hashes2))
+                    lines_before += len(block.lengths)
+                    yield block
         if identity(location) != started:
             raise FileChangedError(location)
     except BlockError as exc:
@@ -420,13 +413,13 @@ def collection_stats_on_dask(
     progress: bool | None = None,
 ) -> DocStats:
     """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
-    from rankbias.text import DocStats
+    from rankbias.text import DocStats, TermMatcher
 
-    parts = list(
-        iter_stats_on_dask(
-            client, collection, lexicon, tokenizer, per_term, partition_bytes, progress
-        )
+    matcher = TermMatcher(lexicon, tokenizer)
+    blocks = iter_blocks_on_dask(
+        client, collection, lexicon, tokenizer, per_term, partition_bytes, progress
     )
+    parts = [block.stats(matcher) for block in blocks]
     if not parts:
         _, label = _collection_location(collection)
         raise located(label, None, "the collection is empty; expected 'docid<TAB>text' lines")
