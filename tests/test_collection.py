@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from rankbias.collection import (
     BlockError,
+    check_unique,
     count_block,
     document_text,
     ir_datasets_corpus,
@@ -395,3 +396,31 @@ def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
     # d1: "a\x0bb he  straße" (rstrip takes the last \x0b): a\x0bb | he | "" | straße
     assert stats.docids.tolist() == ["d1", "nº2"] and stats.lengths.tolist() == [4, 2]
     assert stats.group_counts.tolist() == [[1, 2], [0, 1]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=30),
+    cut=st.integers(0, 30),
+)
+def test_check_unique_finds_the_first_line_that_repeats_both_hashes(pairs, cut):
+    """Hashes drawn from a few values (first hashes shared without the second, across the
+    block boundary, three times): the error names the earliest line whose pair of hashes an
+    earlier line has, and the earliest such earlier line."""
+    h1 = np.array([a for a, _ in pairs], dtype=np.uint64)
+    h2 = np.array([b for _, b in pairs], dtype=np.uint64)
+    cut = min(cut, len(pairs))
+    blocks = [(h1[:cut], h2[:cut]), (h1[cut:], h2[cut:])]
+    first = {}
+    expected = None
+    for line, pair in enumerate(pairs):
+        if pair in first:
+            expected = (line + 1, first[pair] + 1)
+            break
+        first[pair] = line
+    if expected is None:
+        check_unique(blocks, "c.tsv", None)
+        return
+    with pytest.raises(InputError, match=rf"^c.tsv:{expected[0]}: the docid repeats the one on "
+                       rf"line {expected[1]} "):  # fmt: skip
+        check_unique(blocks, "c.tsv", None)

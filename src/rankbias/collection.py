@@ -268,7 +268,7 @@ def count_block(
     docids = pa.StringArray.from_buffers(
         n,
         pa.py_buffer(docid_offsets[: n + 1]),
-        pa.py_buffer(docid_data[: int(docid_offsets[n])]),
+        pa.py_buffer(docid_data[: int(docid_offsets[n])].copy()),  # not the whole block buffer
     )
     return Block(docids, lengths, counts, term_counts, hashes[:n, 0].copy(), hashes[:n, 1].copy())
 
@@ -472,18 +472,23 @@ def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
     """Raise on the first line whose docid an earlier line already used, from the ``(hashes,
     hashes2)`` of consecutive blocks; ``docid_at(lines)`` gives the docids of 0-based lines to
     confirm a match (``None``: the source cannot be re-read; the 128-bit match is reported)."""
-    h1 = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, np.uint64)
-    h2 = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.uint64)
-    order = np.argsort(h1)
-    s1 = h1[order]
-    tied = np.flatnonzero(s1[1:] == s1[:-1])
-    if len(tied) == 0:
+    if not blocks:
+        return
+    # memory: 8 bytes per document beside the blocks' 16 (sorted in place, no index array)
+    ordered = np.concatenate([b[0] for b in blocks])
+    ordered.sort()
+    shared = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    del ordered
+    if len(shared) == 0:
         return
     # the rare lines whose first hash is shared: compare both hashes, in line order
-    candidates = np.unique(np.concatenate([order[tied], order[tied + 1]]))
-    order = candidates[np.lexsort((candidates, h2[candidates], h1[candidates]))]
-    s1, s2 = h1[order], h2[order]
-    same = np.flatnonzero((s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1]))
+    h1 = np.concatenate([b[0] for b in blocks])
+    candidates = np.flatnonzero(np.isin(h1, shared))
+    h1 = h1[candidates]
+    h2 = np.concatenate([b[1] for b in blocks])[candidates]
+    order = np.lexsort((candidates, h2, h1))
+    h1, h2, order = h1[order], h2[order], candidates[order]
+    same = np.flatnonzero((h1[1:] == h1[:-1]) & (h2[1:] == h2[:-1]))
     pairs = sorted((int(order[k + 1]), int(order[k])) for k in same)  # (later, earlier)
     for later, earlier in pairs:
         if docid_at is None:
