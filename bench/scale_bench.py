@@ -38,7 +38,7 @@ SEED = 20251123
 WORD_LIST = "cpjku_fairness_retrieval_results/wordlist_gender_representative.txt"
 
 # Runs one command, prints its wall time and the peak RSS of its largest process (getrusage of
-# the waited-for descendants) and of the whole process tree (psutil, sampled).
+# the waited-for descendants) and of the whole process tree (psutil, sampled every 0.1 s).
 _MEASURE = """
 import json, resource, subprocess, sys, time
 try:
@@ -62,7 +62,10 @@ while child.poll() is None:
             tree_peak = max(tree_peak, total)
         except psutil.Error:
             pass
-    time.sleep(0.1)
+    try:  # returns as soon as the command ends: the time is not rounded up to the 0.1 s polls
+        child.wait(timeout=0.1)
+    except subprocess.TimeoutExpired:
+        pass
 seconds = time.perf_counter() - started
 err = child.stderr.read().decode()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
