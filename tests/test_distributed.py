@@ -103,6 +103,35 @@ def test_compressed_file_is_one_partition_and_told_by_its_content(tmp_path):
     assert engine.plan_partitions(str(tmp_path / "plain.gz"), 5) == [(0, 9), (9, 13)]
 
 
+def test_a_partition_read_block_by_block_through_one_buffer(tmp_path, monkeypatch):
+    """A worker reads a partition's blocks into one buffer it reuses: blocks of every size
+    (longer and shorter than the one before, a non-ASCII docid counted again from the
+    buffer) are the local engine's documents, and a bad line in a late block is found."""
+    import pyarrow as pa
+
+    from rankbias import collection
+
+    extra = {101: "dé101\tshe and her sister  \n".encode(), 402: b"d402\t" + b"he " * 900 + b"\n"}
+    path = generated_collection(tmp_path / "c.tsv", 600, bad=extra)
+    lexicon = default_lexicon()
+    local = list(collection.iter_blocks(path, lexicon, "default", False, 1)[1])
+    monkeypatch.setattr(collection, "DEFAULT_BLOCK_BYTES", 997)
+    size = path.stat().st_size
+    got = engine.count_byte_range(str(path), 0, size, lexicon, "default", False)
+    assert len(got) > 20
+    docids = [pa.concat_arrays([b.docids for b in blocks]) for blocks in (got, local)]
+    assert docids[0].equals(docids[1])
+    for field in ("lengths", "group_counts", "hashes", "hashes2"):
+        np.testing.assert_array_equal(
+            np.concatenate([getattr(b, field) for b in got]),
+            np.concatenate([getattr(b, field) for b in local]),
+        )
+    generated_collection(path, 600, bad={**extra, 530: b"d530\tcaf\xe9\n"})
+    with pytest.raises(collection.BlockError) as caught:
+        engine.count_byte_range(str(path), 0, path.stat().st_size, lexicon, "default", False)
+    assert caught.value.line_in_block == 530 and "not valid UTF-8" in caught.value.message
+
+
 # ---- what the local engine reads, the Dask engine reads too --------------------------------
 @pytest.mark.parametrize(
     "variant", ["gzip without .gz", "byte-order mark", "CR LF line ends", "lone CR line ends"]

@@ -202,10 +202,12 @@ def _kernel_terms(matcher: TermMatcher) -> _KernelTerms:
 
 # ---- one block -------------------------------------------------------------------------------
 def count_block(
-    data: bytes, offset: int, matcher: TermMatcher, per_term: bool, where: str = "the file"
+    data, offset: int, matcher: TermMatcher, per_term: bool, where: str = "the file"
 ) -> Block:
-    """Statistics of a block of whole lines starting at byte ``offset`` of the source
-    (``where`` names what offsets count in messages); :class:`BlockError` at the first bad line.
+    """Statistics of a block of whole lines (``bytes``, or a buffer such as a ``memoryview``
+    the caller may reuse afterwards: nothing returned refers to it) starting at byte
+    ``offset`` of the source (``where`` names what offsets count in messages);
+    :class:`BlockError` at the first bad line.
     """
     import pyarrow as pa
 
@@ -229,7 +231,7 @@ def count_block(
         for row, (start, end) in zip(
             exact_rows.tolist(), bounds[exact_rows][:, [0, 3]].tolist(), strict=True
         ):
-            raw = data[start:end]
+            raw = bytes(data[start:end])
             problem = _line_problem(raw, offset + start, where)
             if problem is not None:
                 raise BlockError(row, problem, offset + start)
@@ -245,9 +247,10 @@ def count_block(
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
         start, end = int(bounds[n, 0]), int(bounds[n, 3])
-        problem = _line_problem(data[start:end], offset + start, where)
+        raw = bytes(data[start:end])
+        problem = _line_problem(raw, offset + start, where)
         if problem is None:  # pragma: no cover - the scanner and the reference disagree
-            raise RuntimeError(f"the scanner refused line {data[start:end]!r}, the check did not")
+            raise RuntimeError(f"the scanner refused line {raw!r}, the check did not")
         raise BlockError(n, problem, offset + start)
     term_counts = None
     if per_term:
