@@ -16,7 +16,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+import types
+import uuid
+from collections import Counter, namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +33,7 @@ from rankbias.collection import (
     document_text,
     ir_datasets_corpus,
     iter_collection_stats,
+    iter_documents,
     read_collection_stats,
     stats_from_pairs,
 )
@@ -424,3 +427,167 @@ def test_check_unique_finds_the_first_line_that_repeats_both_hashes(pairs, cut):
     with pytest.raises(InputError, match=rf"^c.tsv:{expected[0]}: the docid repeats the one on "
                        rf"line {expected[1]} "):  # fmt: skip
         check_unique(blocks, "c.tsv", None)
+
+
+def test_an_id_or_document_of_the_wrong_kind_is_named():
+    with pytest.raises(TypeError, match=r"^dataset_id: expected an ir_datasets id .*found list"):
+        ir_datasets_corpus([])
+    with pytest.raises(TypeError, match=r"^doc: expected an ir_datasets document, found NoneType"):
+        document_text(None)
+
+
+# ---- documents: (docid, text) as the engines read them --------------------------------------
+# Passages written for these tests in the shape of MS MARCO's collection.tsv: integer docids,
+# one passage per line, no header, commas, quotes and non-ASCII characters inside the text.
+PASSAGES = [
+    (
+        "0",
+        "A nurse practitioner is a registered nurse with graduate training who can diagnose "
+        "and treat common illnesses, order tests and, in most states, prescribe medication.",
+    ),
+    (
+        "1",
+        "Definition of 'quorum': the minimum number of members of an assembly that must be "
+        "present for its proceedings to be valid.",
+    ),
+    (
+        "7",
+        "Café au lait spots are flat, light-brown patches of skin; one or two are common "
+        "and harmless — six or more may point to neurofibromatosis.",
+    ),
+    (
+        "8841822",
+        "The average salary of a software engineer in Seattle, WA is $120,000 a year, "
+        "according to 2,400 reported salaries.  ",
+    ),
+]
+
+
+def write_passages(path: Path, newline: str = "\n", head: bytes = b"") -> Path:
+    text = "".join(f"{d}\t{t}{newline}" for d, t in PASSAGES)
+    path.write_bytes(head + text.encode("utf-8"))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "newline", "head"),
+    [
+        ("c.tsv", "\n", b""),
+        ("c.tsv", "\r\n", b""),
+        ("c.tsv", "\r", b""),
+        ("c.tsv", "\n", b"\xef\xbb\xbf"),
+    ],
+)
+def test_documents_are_read_back_exactly(tmp_path, name, newline, head):
+    path = write_passages(tmp_path / name, newline, head)
+    assert list(iter_documents(path)) == PASSAGES
+    assert list(iter_documents(str(path))) == PASSAGES
+
+
+def test_documents_of_a_gzip_file_with_or_without_its_suffix(tmp_path):
+    plain = write_passages(tmp_path / "c.tsv").read_bytes()
+    for name in ("c.tsv.gz", "c.data"):
+        (tmp_path / name).write_bytes(gzip.compress(plain, mtime=0))
+        assert list(iter_documents(tmp_path / name)) == PASSAGES
+
+
+def test_documents_and_a_missing_final_line_break(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"12\tfirst passage\r\n13\tsecond passage")
+    assert list(iter_documents(path)) == [("12", "first passage"), ("13", "second passage")]
+
+
+def test_documents_are_the_documents_the_engine_counts():
+    from rankbias.lexicon import default_lexicon
+
+    path = Path(__file__).resolve().parents[1] / "data/build/wikisample/collection.tsv"
+
+    documents = list(iter_documents(path))
+    stats = read_collection_stats(path, default_lexicon(), workers=1)
+    assert [d for d, _ in documents] == list(stats.docids)
+    lengths = [len(re.findall(r"[^\W_]+", t.rstrip().lower())) for _, t in documents]
+    assert lengths == list(stats.lengths)
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "found"),
+    [
+        (b"42 a passage whose tab was lost", "found no tab in"),
+        (b"42\ta passage\twith a second tab", "found 2 tabs in"),
+        (b"\ta passage without a docid", "found an empty docid"),
+        (b"42\tcaf\xe9 in latin-1", "byte 0xe9 at byte offset"),
+        (b"   ", "found an empty collection line"),
+    ],
+)
+def test_a_bad_document_line_names_file_and_line(tmp_path, bad_line, found):
+    path = write_passages(tmp_path / "c.tsv")
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join(lines[:2] + [bad_line] + lines[2:]) + b"\n")
+    documents = iter_documents(path)
+    assert [next(documents), next(documents)] == PASSAGES[:2]
+    with pytest.raises(InputError) as caught:
+        next(documents)
+    assert str(caught.value).startswith(f"{path}:3: ") and found in str(caught.value)
+
+
+FakeDoc = namedtuple("FakeDoc", ["doc_id", "text"])
+
+
+class FakeDataset:
+    """The two methods of an ir_datasets dataset that rankbias uses."""
+
+    def __init__(self, docs):
+        self._docs = docs
+
+    def has_docs(self) -> bool:
+        return bool(self._docs)
+
+    def docs_iter(self):
+        return iter(self._docs)
+
+
+@pytest.fixture
+def fake_ir_datasets(monkeypatch) -> dict:
+    """A stand-in ``ir_datasets`` module whose ``load`` looks ids up in a dict."""
+    registry: dict[str, FakeDataset] = {}
+    module = types.ModuleType("ir_datasets")
+    module.load = lambda name: registry[name]
+    monkeypatch.setitem(sys.modules, "ir_datasets", module)
+    return registry
+
+
+def test_documents_of_an_ir_datasets_id(fake_ir_datasets):
+    fake_ir_datasets["msmarco-passage"] = FakeDataset([FakeDoc(d, t) for d, t in PASSAGES])
+    assert list(iter_documents("msmarco-passage")) == PASSAGES
+
+
+def test_documents_of_a_missing_file_unknown_or_docless_id(tmp_path, fake_ir_datasets):
+    for source in (str(tmp_path / "absent.tsv"), "msmarco-pasage"):
+        with pytest.raises(InputError, match="no such file and not a known ir_datasets id"):
+            iter_documents(source)  # at once, not on first use
+    fake_ir_datasets["msmarco-passage/dev/small"] = FakeDataset([])
+    with pytest.raises(InputError, match="has no documents"):
+        iter_documents("msmarco-passage/dev/small")
+
+
+def test_documents_without_ir_datasets_say_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # makes `import ir_datasets` fail
+    with pytest.raises(InputError, match=r"pip install 'rankbias\[msmarco\]'"):
+        iter_documents("msmarco-passage")
+
+
+def test_documents_of_a_tiny_dataset_registered_with_the_real_ir_datasets(tmp_path, monkeypatch):
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "ir_datasets_home"))
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    docs = write_passages(tmp_path / "collection.tsv")
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("1048585\twhat is paula deen's brother\n2\tandrogen receptor define\n")
+    dataset_id = f"rankbias-test/{uuid.uuid4().hex}"
+    ir_datasets.registry.register(
+        dataset_id, Dataset(TsvDocs(LocalDownload(docs)), TsvQueries(LocalDownload(queries)))
+    )
+    assert list(iter_documents(dataset_id)) == PASSAGES

@@ -20,6 +20,9 @@ from rankbias.lexicon import (
     Lexicon,
     default_lexicon,
     default_pairs_path,
+    lexicon_from_pairs,
+    normalise_label,
+    normalise_term,
     read_lexicon,
     read_pairs,
     read_word_list,
@@ -433,3 +436,45 @@ def test_read_word_list_errors_are_those_of_the_chosen_reader(tmp_path, text, li
 def test_a_pair_file_given_to_read_lexicon_names_the_reader_of_both_formats(tmp_path):
     with pytest.raises(InputError, match="read_word_list"):
         read_lexicon(RESOURCES / "gendered_terms.csv")
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: subsample(None, 0.5, 1),
+            TypeError,
+            r"^lexicon: expected a Lexicon, found NoneType",
+        ),
+        (
+            lambda: subsample(default_lexicon(), "half", 1),
+            TypeError,
+            r"^fraction: expected a number",
+        ),
+        (
+            lambda: subsample(default_lexicon(), 1.5, 1),
+            ValueError,
+            r"^fraction: expected a number in \(0, 1\], found 1.5",
+        ),
+        (lambda: subsample(default_lexicon(), 0.5, None), TypeError, r"^seed: expected an integer"),
+        (lambda: subsample(default_lexicon(), 0.5, 2.0), TypeError, r"^seed: expected an integer"),
+        (
+            lambda: lexicon_from_pairs(None),
+            TypeError,
+            r"^pairs: expected an iterable of \(female, male\) pairs of str, found NoneType",
+        ),
+        (lambda: lexicon_from_pairs(["she"]), TypeError, r"^pairs: expected .*found 'she'"),
+        (lambda: lexicon_from_pairs([("she", 1)]), TypeError, r"^pairs: expected .*found int"),
+        (lambda: normalise_term(None), TypeError, r"^term: expected a str, found NoneType"),
+        (lambda: normalise_label(3), TypeError, r"^label: expected a str, found int"),
+    ],
+)
+def test_arguments_of_the_wrong_kind_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_pairs_given_as_lists_are_kept_as_tuples():
+    lexicon = lexicon_from_pairs([["she", "he"], ["her", "him"]])
+    assert lexicon.pairs == (("she", "he"), ("her", "him"))
+    assert lexicon.term_to_group == {"she": "f", "he": "m", "her": "f", "him": "m"}

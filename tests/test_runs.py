@@ -589,3 +589,13 @@ def test_file_order_through_the_exact_reader(tmp_path, line_two):
     by_score = read_run(path)
     assert list(in_file.docids) == ["dB", "dA", "dC"]
     assert list(by_score.docids) == ["dA", "dB", "dC"]
+
+
+def test_writers_name_an_argument_of_the_wrong_kind(tmp_path):
+    with pytest.raises(TypeError, match=r"^run: expected a Run, found DataFrame"):
+        write_run(tmp_path / "r.trec", pd.DataFrame({"qid": ["q"], "docid": ["d"]}))
+    with pytest.raises(TypeError, match=r"^qrels: expected a DataFrame .*found NoneType"):
+        write_qrels(tmp_path / "q.txt", None)
+    with pytest.raises(ValueError, match=r"^qrels: .*missing \['relevance'\]"):
+        write_qrels(tmp_path / "q.txt", pd.DataFrame({"qid": ["q"], "docid": ["d"]}))
+    assert not list(tmp_path.iterdir())  # nothing written

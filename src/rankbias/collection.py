@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_type, located
 from rankbias.inputs import PrefixedStream
 from rankbias.lexicon import Lexicon
 from rankbias.text import TOKENIZERS, DocStats, TermMatcher
@@ -49,6 +49,7 @@ __all__ = [
     "iter_collection_stats",
     "read_collection_stats",
     "stats_from_pairs",
+    "iter_documents",
     "document_text",
     "ir_datasets_corpus",
 ]
@@ -662,9 +663,42 @@ def stats_from_pairs(
     return stats
 
 
+def iter_documents(source: str | Path) -> Iterator[tuple[str, str]]:
+    """``(docid, text)`` of every document of a collection, in order: a ``docid<TAB>text`` file
+    read as the engines read it (gzip told by its content, a byte-order mark dropped, ``\\n``,
+    ``\\r\\n`` or ``\\r`` line ends; the text as it stands, without its line break; a bad line
+    is an :class:`InputError` naming file and line), else an ``ir_datasets`` id."""
+    if not Path(source).exists():
+        corpus = ir_datasets_corpus(str(source))
+        return ((str(doc.doc_id), document_text(doc)) for doc in corpus.docs_iter())
+    return _file_documents(_open_source(source))
+
+
+def _file_documents(source: _Source) -> Iterator[tuple[str, str]]:
+    with source.handle:
+        raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
+        number = 0
+        for data, offset, where in stream_blocks(
+            raw, source.label, source.kind == "gzip", DEFAULT_BLOCK_BYTES
+        ):
+            for line in data.splitlines(keepends=True):
+                number += 1
+                text = line.rstrip(b"\r\n")
+                problem = _line_problem(text, offset, where)
+                if problem is not None:
+                    raise located(source.label, number, problem)
+                offset += len(line)
+                docid, _, text = text.decode("utf-8").partition("\t")
+                yield docid, text
+
+
 def document_text(doc) -> str:
     """The text of an ``ir_datasets`` document (``default_text()`` where it exists)."""
-    return doc.default_text() if hasattr(doc, "default_text") else doc.text
+    if hasattr(doc, "default_text"):
+        return doc.default_text()
+    if not hasattr(doc, "text"):
+        raise TypeError(f"doc: expected an ir_datasets document, found {type(doc).__name__}")
+    return doc.text
 
 
 _DOWNLOAD_ERRORS = (OSError, EOFError, zlib.error, RuntimeError, ValueError)
@@ -715,6 +749,7 @@ class _OfflineSafeCorpus:
 def ir_datasets_corpus(dataset_id: str):
     """The ``ir_datasets`` corpus ``dataset_id``; not installed, unknown, without documents or
     (on use) not downloadable is an :class:`InputError` saying so."""
+    expect_type(dataset_id, "dataset_id", str, "an ir_datasets id such as 'msmarco-passage'")
     try:
         import ir_datasets
     except ModuleNotFoundError:

@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 
 __all__ = [
@@ -165,11 +165,13 @@ def _check_field(where: str, number: int, line: str, value: str, what: str, name
 def normalise_label(label: str) -> str:
     """A group label as the package compares it: surrounding white space removed, Unicode
     composed (NFC), lower case."""
+    expect_type(label, "label", str, "a str")
     return unicodedata.normalize("NFC", label.strip()).lower()
 
 
 def normalise_term(term: str) -> str:
     """A term as the package counts it: Unicode composed (NFC) and lower case."""
+    expect_type(term, "term", str, "a str")
     return unicodedata.normalize("NFC", term).lower()
 
 
@@ -320,7 +322,14 @@ def default_pairs_path() -> Path:
 
 def lexicon_from_pairs(pairs: Iterable[tuple[str, str]], source: str = "<pairs>") -> Lexicon:
     """A two-group lexicon (``f``, ``m``) from ``(female, male)`` pairs, keeping the pairs."""
-    pairs = tuple(pairs)
+    expected = "an iterable of (female, male) pairs of str"
+    pairs = tuple(expect_type(pairs, "pairs", Iterable, expected))
+    for pair in pairs:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise TypeError(f"pairs: expected {expected}, found {pair!r}")
+        for term in pair:
+            expect_type(term, "pairs", str, expected)
+    pairs = tuple(tuple(pair) for pair in pairs)
     mapping: dict[str, str] = {}
     for female, male in pairs:
         for term, group in ((female, "f"), (male, "m")):
@@ -344,8 +353,15 @@ def subsample(lexicon: Lexicon, fraction: float, seed: int, stratified: bool = T
     ``False`` draws from the pooled list, and a draw that empties a group is an error.  Pairs
     are kept where both terms survive.
     """
+    expect_type(lexicon, "lexicon", Lexicon, "a Lexicon")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float | np.floating):
+        raise TypeError(f"fraction: expected a number in (0, 1], found {fraction!r}")
     if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"fraction must be in (0, 1], found {fraction}")
+        raise ValueError(f"fraction: expected a number in (0, 1], found {fraction}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(
+            f"seed: expected an integer (explicit, for a reproducible draw), found {seed!r}"
+        )
     rng = np.random.default_rng(seed)
     kept: list[str] = []
     pools = [lexicon.terms_of(g) for g in lexicon.groups] if stratified else [lexicon.terms]

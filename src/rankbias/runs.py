@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_type, located
 from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
@@ -432,6 +432,7 @@ def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
     (a ValueError where rounding would change the order)."""
     from rankbias.outputs import write_text
 
+    expect_type(run, "run", Run, "a Run")
     tag = tag or run.name
     qids, docs, scores = np.repeat(run.qids, run.list_lengths), run.docids, run.scores
     rounded = np.round(scores, 6)
@@ -517,6 +518,10 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
     """Write a ``qid, docid, relevance`` table as TREC qrels (iteration column ``0``)."""
     from rankbias.outputs import write_text
 
+    expect_type(qrels, "qrels", pd.DataFrame, "a DataFrame with columns qid, docid, relevance")
+    missing = [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]
+    if missing:
+        raise ValueError(f"qrels: expected the columns qid, docid, relevance; missing {missing}")
     rows = zip(qrels["qid"], qrels["docid"], qrels["relevance"].astype(int), strict=True)
     lines = [f"{q} 0 {d} {r}" for q, d, r in rows]
     write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place

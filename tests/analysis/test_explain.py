@@ -181,3 +181,19 @@ def test_bad_requests_are_refused(testbed, qids, measures, error, message):
     run, stats, some = testbed
     with pytest.raises(error, match=message.replace("(", r"\(")):
         explain(run, stats, qids or some[:1], measures)
+
+
+def test_arguments_of_the_wrong_type_are_named(testbed):
+    from rankbias.analysis.explain import strip_plot
+
+    run, stats, some = testbed
+    with pytest.raises(TypeError, match=r"^run: expected a Run .*found NoneType"):
+        explain(None, stats, some[:1], ["nfairr@10"])
+    with pytest.raises(TypeError, match=r"^stats: expected the DocStats .*found Run"):
+        explain(run, run, some[:1], ["nfairr@10"])
+    with pytest.raises(TypeError, match=r"^stats: expected the DocStats .*found dict"):
+        top_terms(run, {}, some[0], 10)
+    with pytest.raises(
+        TypeError, match=r"^table: expected the DataFrame of explain\(\), found list"
+    ):
+        strip_plot([])

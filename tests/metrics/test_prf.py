@@ -190,3 +190,13 @@ def test_bias_labels_refuse_nan_rather_than_call_it_neutral():
         bias_labels([np.nan, 1.0], [0.0, 0.0])
     with pytest.raises(ValueError, match=r"female_magnitude: .* found inf at position 1"):
         bias_labels([1.0, 1.0], [0.0, np.inf])
+
+
+def test_delta_a_prf_names_a_table_of_the_wrong_kind():
+    from rankbias.metrics import delta_a_prf
+
+    with pytest.raises(
+        TypeError,
+        match=r"^table: expected the DataFrame of pairwise_ranking_fairness\(\), found NoneType",
+    ):
+        delta_a_prf(None)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_type
 from rankbias.metrics.measures import get_measure, parse_measure
 from rankbias.metrics.ranked import position_discount
 from rankbias.runs import Run
@@ -126,6 +126,11 @@ def _shapley(docids, request, stats, permutations, rng) -> tuple[np.ndarray, flo
     return phi / permutations, float(worth[0, 0]), f"shapley (mean of {permutations} orders)"
 
 
+def _check_inputs(run, stats) -> None:
+    expect_type(run, "run", Run, "a Run (rankbias.runs.read_run)")
+    expect_type(stats, "stats", DocStats, "the DocStats of the collection")
+
+
 def explain(
     run: Run,
     stats: DocStats,
@@ -141,6 +146,7 @@ def explain(
     ``baseline``; exposures ``exposure_<group>`` for the exposure measures.  Measures are
     written with a cut-off (``nfairr@10``); see the module docstring for what a contribution
     is."""
+    _check_inputs(run, stats)
     if isinstance(qids, str):
         qids = [qids]
     known = set(run.qids)
@@ -222,6 +228,7 @@ def top_terms(run: Run, stats: DocStats, qid: str, cutoff: int, n: int = 10) -> 
     """The ``n`` terms of the word list with the most rank-discounted occurrences in the top
     ``cutoff`` of ``qid``'s list: ``term, group, occurrences, weight`` where ``weight`` is
     :math:`\\sum_r v_r\\,\\mathrm{tf}(t, d_r)`.  Needs per-term counts."""
+    _check_inputs(run, stats)
     if stats.term_counts is None:
         raise ValueError("top_terms needs per-term counts: read the statistics with per_term=True")
     docids = list(run.ranked(qid)[:cutoff])
@@ -242,6 +249,7 @@ def strip_plot(table: pd.DataFrame, path=None):
     """Each list of :func:`explain`'s table as a strip of its documents by rank, coloured by
     contribution (blue below 0, red above; one colour scale per row), saved to ``path``
     (``.png``/``.svg``) when given.  Returns the figure."""
+    expect_type(table, "table", pd.DataFrame, "the DataFrame of explain()")
     import matplotlib
 
     if path is not None:

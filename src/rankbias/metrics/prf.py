@@ -45,6 +45,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from rankbias.errors import expect_type
 from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
@@ -187,6 +188,7 @@ def pairwise_ranking_fairness(
 
 
 def _group_values(table: pd.DataFrame, column: str, group: str) -> np.ndarray:
+    expect_type(table, "table", pd.DataFrame, "the DataFrame of pairwise_ranking_fairness()")
     missing = {"group", column} - set(table.columns)
     if missing:
         raise ValueError(
