@@ -3,6 +3,7 @@ changed, outputs never half-written (killed, interrupted, concurrent or out of s
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import hashlib
@@ -431,6 +432,15 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def proc_file(pid: int, name: str) -> bytes:
+    """``/proc/PID/NAME``; empty once the process has ended (it may end between a listing of
+    /proc and the read: a worker process of a cluster that is shutting down)."""
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes()
+    except OSError:
+        return b""
+
+
 def threads_of(pid: int) -> int:
     try:
         return len(list(Path(f"/proc/{pid}/task").iterdir()))
@@ -483,7 +493,7 @@ def start_dask_stats(files, big, out, stderr=subprocess.DEVNULL):
     while time.monotonic() < deadline and child.poll() is None and len(workers) < 2:
         workers = [
             pid for pid in children_of(child.pid)
-            if b"dask worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"dask worker" in proc_file(pid, "cmdline")
         ]  # fmt: skip
         time.sleep(0.01)
     return child, workers
@@ -511,15 +521,12 @@ def test_dask_workers_end_with_the_command_after_kill_9(files, tmp_path, bigger)
     deadline = time.monotonic() + 20
     alive = workers
     while time.monotonic() < deadline and alive:
-        alive = [
-            pid
-            for pid in workers
-            if Path(f"/proc/{pid}").exists()
-            and "Z" not in (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3])
-        ]
+        states = {pid: proc_file(pid, "stat").rsplit(b")", 1)[-1][:3] for pid in workers}
+        alive = [pid for pid, state in states.items() if state and b"Z" not in state]
         time.sleep(0.05)
     for pid in alive:  # do not leave them behind even when the test fails
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     assert alive == []
     assert not out.exists()
 

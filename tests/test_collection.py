@@ -256,10 +256,11 @@ def test_no_worker_outlives_a_killed_stats(tmp_path):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and process.poll() is None:
         children |= _descendants(process.pid)
-        if (
-            Path(f"/proc/{process.pid}/task").exists()
-            and len(list(Path(f"/proc/{process.pid}/task").iterdir())) > 1
-        ):  # the scanning threads have started
+        try:
+            threads = len(list(Path(f"/proc/{process.pid}/task").iterdir()))
+        except OSError:  # the process ended between poll() and the listing
+            threads = 0
+        if threads > 1:  # the scanning threads have started
             break
         time.sleep(0.05)
     children |= _descendants(process.pid)
