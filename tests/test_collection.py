@@ -510,6 +510,12 @@ def test_documents_are_the_documents_the_engine_counts():
     assert lengths == list(stats.lengths)
 
 
+def test_documents_with_a_repeated_docid_are_all_yielded(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"d1\tfirst\nd1\tsecond\n")
+    assert list(iter_documents(path)) == [("d1", "first"), ("d1", "second")]
+
+
 @pytest.mark.parametrize(
     ("bad_line", "found"),
     [

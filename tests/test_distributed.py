@@ -70,6 +70,19 @@ def generated_collection(path: Path, n_docs: int, seed: int = 7, bad: dict | Non
     return path
 
 
+def assert_same_blocks(got, expected) -> None:
+    """The same documents in the same order: docids, lengths, counts and both hashes."""
+    import pyarrow as pa
+
+    docids = [pa.concat_arrays([b.docids for b in blocks]) for blocks in (got, expected)]
+    assert docids[0].equals(docids[1])
+    for field in ("lengths", "group_counts", "hashes", "hashes2"):
+        np.testing.assert_array_equal(
+            np.concatenate([getattr(b, field) for b in got]),
+            np.concatenate([getattr(b, field) for b in expected]),
+        )
+
+
 def run_cli(argv: list[str], capsys) -> tuple[int, str]:
     status = main(argv)
     return status, capsys.readouterr().err
@@ -107,7 +120,6 @@ def test_a_partition_read_block_by_block_through_one_buffer(tmp_path, monkeypatc
     """A worker reads a partition's blocks into one buffer it reuses: blocks of every size
     (longer and shorter than the one before, a non-ASCII docid counted again from the
     buffer) are the local engine's documents, and a bad line in a late block is found."""
-    import pyarrow as pa
 
     from rankbias import collection
 
@@ -119,13 +131,7 @@ def test_a_partition_read_block_by_block_through_one_buffer(tmp_path, monkeypatc
     size = path.stat().st_size
     got = engine.count_byte_range(str(path), 0, size, lexicon, "default", False)
     assert len(got) > 20
-    docids = [pa.concat_arrays([b.docids for b in blocks]) for blocks in (got, local)]
-    assert docids[0].equals(docids[1])
-    for field in ("lengths", "group_counts", "hashes", "hashes2"):
-        np.testing.assert_array_equal(
-            np.concatenate([getattr(b, field) for b in got]),
-            np.concatenate([getattr(b, field) for b in local]),
-        )
+    assert_same_blocks(got, local)
     generated_collection(path, 600, bad={**extra, 530: b"d530\tcaf\xe9\n"})
     with pytest.raises(collection.BlockError) as caught:
         engine.count_byte_range(str(path), 0, path.stat().st_size, lexicon, "default", False)
@@ -337,13 +343,7 @@ def test_workers_send_the_local_engines_arrow_blocks(tmp_path, client):
     local = list(iter_blocks(collection, lexicon, "default", False, 1)[1])
     got = list(engine.iter_blocks_on_dask(client, collection, lexicon, partition_bytes=4096))
     assert len(got) > 4 and all(isinstance(b.docids, pa.StringArray) for b in got)
-    docids = [pa.concat_arrays([b.docids for b in blocks]) for blocks in (got, local)]
-    assert docids[0].equals(docids[1])
-    for field in ("lengths", "group_counts", "hashes", "hashes2"):
-        np.testing.assert_array_equal(
-            np.concatenate([getattr(b, field) for b in got]),
-            np.concatenate([getattr(b, field) for b in local]),
-        )
+    assert_same_blocks(got, local)
 
 
 # ---- stats: errors found on workers --------------------------------------------------------

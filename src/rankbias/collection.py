@@ -667,7 +667,8 @@ def iter_documents(source: str | Path) -> Iterator[tuple[str, str]]:
     """``(docid, text)`` of every document of a collection, in order: a ``docid<TAB>text`` file
     read as the engines read it (gzip told by its content, a byte-order mark dropped, ``\\n``,
     ``\\r\\n`` or ``\\r`` line ends; the text as it stands, without its line break; a bad line
-    is an :class:`InputError` naming file and line), else an ``ir_datasets`` id."""
+    is an :class:`InputError` naming file and line), else an ``ir_datasets`` id.  Every document
+    is yielded, a repeated docid too: the engines refuse those when they count a collection."""
     if not Path(source).exists():
         corpus = ir_datasets_corpus(str(source))
         return ((str(doc.doc_id), document_text(doc)) for doc in corpus.docs_iter())
