@@ -122,5 +122,6 @@ MUTANTS ?=
 mutation: $(STAMP)
 	test ! -d mutants/src || find mutants/src -type f ! -name '*.py' ! -name '*.meta' \
 		! -name '*.spans' -delete
-	env -u PYTHONPATH $(BIN)/mutmut run $(MUTANTS)
+	env -u PYTHONPATH RANKBIAS_PUBLIC_DATA=$(abspath ../shared/data/public) \
+		$(BIN)/mutmut run $(MUTANTS)
 	$(PY) tests/mutation_score.py

@@ -16,6 +16,17 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
+def pytest_sessionstart(session):
+    """``make mutation``: the mutant under test is this process's, not its children's.
+
+    mutmut names the active mutant in ``MUTANT_UNDER_TEST`` and keeps a copy inside the
+    process, which its trampolines fall back on.  The ``rankbias`` commands the tests start
+    run the installed package, where the variable means nothing, and in mutmut's first run
+    (``stats``) it made them fail; so the variable leaves the environment they inherit.
+    """
+    os.environ.pop("MUTANT_UNDER_TEST", None)
+
+
 @pytest.fixture(scope="module")
 def client():
     """A LocalCluster of two single-threaded worker processes, for a module's tests."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from public_data import PUBLIC
 
 from rankbias.errors import InputError
 from rankbias.lexicon import (
@@ -31,7 +32,6 @@ from rankbias.lexicon import (
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCES = REPO / "src/rankbias/resources"
-PUBLIC = REPO / "../shared/data/public"
 
 
 def write(tmp_path: Path, text: str, name: str = "terms.txt") -> Path:

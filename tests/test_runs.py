@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from public_data import PUBLIC
 
 from rankbias import runs as runs_module
 from rankbias.errors import InputError
 from rankbias.runs import Run, read_qrels, read_run, write_qrels, write_run
 
-PUBLIC = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "public"
 PUBLIC_RUNS = PUBLIC / "cpjku_fairness_retrieval_results" / "runs"
 
 

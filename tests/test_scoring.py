@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from public_data import PUBLIC
 
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
@@ -19,7 +20,6 @@ from rankbias.scoring import mean_per_system, score_runs
 from rankbias.text import document_stats
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLIC = REPO / "../shared/data/public"
 V2 = 1 / math.log2(3)
 LEX = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
 SWAPPED = Lexicon.from_mapping({"she": "m", "her": "m", "he": "f", "him": "f"})

@@ -8,10 +8,9 @@ import types
 from pathlib import Path
 
 import pytest
+from public_data import PUBLIC
 
 from rankbias.cli import main
-
-PUBLIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "public"
 
 # (local path, repository path) of the files these tests mirror, written out by hand from
 # SOURCES.md; the commits are the pinned ones.

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from public_data import PUBLIC
 
 from rankbias.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLIC = REPO / "../shared/data/public"
 V2 = 1 / math.log2(3)
 
 

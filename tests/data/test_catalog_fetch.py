@@ -13,12 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from public_data import PUBLIC
 
 from rankbias.data import catalog
 from rankbias.data.fetch import fetch, verify
 from rankbias.errors import InputError
-
-PUBLIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "public"
 
 REKABSAZ_COMMIT = "3b940f978e8db5a890899b953dba1fa3e05cc3d3"
 CPJKU_COMMIT = "81693da5305d67307673574252a4d963510a3632"

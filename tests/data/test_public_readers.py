@@ -8,11 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from public_data import PUBLIC
 
 from rankbias.data.public import read_gender_annotated_queries, read_query_tsv
 from rankbias.errors import InputError
-
-PUBLIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "public"
 
 
 @pytest.fixture(scope="module")
