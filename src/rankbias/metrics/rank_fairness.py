@@ -9,25 +9,23 @@ share of the top ``i`` and ``P_N = P/N``, the utility is ``|P_i − P_N|`` for r
 (2024) Eq. 3 lacks the absolute value bars of the original and the released code) and
 ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) = P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))`` for rKL
 (Ziems et al. (2024) Eq. 4, parentheses misplaced by the extraction), ``0 · log 0 = 0``;
-``kl_smoothing="fairrank"`` replaces a prefix share of exactly 0 *or 1* by 0.001 as the public
-implementation does (FairRank ``calculaterKL``, used by Pair).
+``kl_smoothing="fairrank"`` replaces a share of exactly 0 *or 1* by 0.001 as FairRank's
+``calculaterKL`` (used by Pair) does.
 
 The raw value ``Σ_i u(i) · d(i)`` is normalised over all orderings with the same ``N`` and ``P``
 (the book's Conventions page, section "rND and rKL: normalisation"): ``"max"`` (default; Yang &
-Stoyanovich's normaliser ``Z``, and their implementation's) gives ``raw / Z``, 1 = the most
-unfair ordering, 0 only when every cut point's share equals ``P_N``, so **0 does not mean "the
-fairest ordering"** (of 3 items with 1 protected, the fairest ordering scores ``0.568`` in rND
-and ``0.390`` in rKL); ``"min_max"`` gives ``(raw − min) / (max − min)`` (Ziems et al. (2024)
-Eq. 2, which they apply to rND and rKL in Eq. 3–4; not Yang & Stoyanovich's normaliser), 0 = a
+Stoyanovich's normaliser ``Z`` and code) gives ``raw / Z``, 1 = the most unfair ordering, 0 only
+when every cut point's share equals ``P_N``, so **0 does not mean "the fairest ordering"** (of 3
+items with 1 protected, the fairest scores ``0.568`` in rND and ``0.390`` in rKL); ``"min_max"``
+gives ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, applied in Eq. 3–4), 0 = a
 fairest ordering, NaN when every ordering has the same raw value.  Both are exact: the raw value
-depends only on the protected counts of the prefixes, a lattice path from ``(0, 0)`` to
-``(N, P)``, whose longest and shortest paths a DP finds in ``O(N · P)`` (the public
-implementation estimates ``Z`` from 20 random "unfair" rankings; Ziems et al. 2024 inherit
-that).  ``P = 0`` or ``P = N``: NaN.
+depends only on the lattice path of prefix protected counts from ``(0, 0)`` to ``(N, P)``, whose
+longest and shortest paths a DP finds in ``O(N · P)`` (the public implementation, and Ziems et
+al. 2024, estimate ``Z`` from 20 random "unfair" rankings).  ``P = 0`` or ``P = N``: NaN.
 
-Discount: the paper's ``1/log2 i`` is undefined at ``i = 1``; the public implementation
-(FairRank ``calculateNDFairness``) divides by ``log2(i + 1)``, the book's position discount and
-the default; ``discount="log2(i)"`` skips ``i = 1`` (as Duo).
+Discount: the paper's ``1/log2 i`` is undefined at ``i = 1``; the default ``log2(i+1)`` is
+FairRank ``calculateNDFairness``'s and the book's position discount; ``discount="log2(i)"``
+skips ``i = 1`` (as Duo).
 """
 
 from __future__ import annotations
@@ -97,21 +95,19 @@ def _utility(measure: str, prefix_length, protected_count, n_items, n_protected,
 
 
 def _raw(measure, protected, step, discount, smoothing) -> float:
+    check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
     flags = _as_protected(protected)
     _check(step, discount)
     n_items, n_protected = flags.size, int(flags.sum())
-    weights = _cut_discounts(n_items, step, discount)
     lengths = np.arange(1, n_items + 1)
-    counts = np.cumsum(flags)
-    if n_protected in (0, n_items) and measure == "rKL" and smoothing == "none":
-        return 0.0
-    utilities = _utility(measure, lengths, counts, n_items, n_protected, smoothing)
-    return float(np.sum(utilities * weights[1:]))
+    utilities = _utility(measure, lengths, np.cumsum(flags), n_items, n_protected, smoothing)
+    return float(np.sum(utilities * _cut_discounts(n_items, step, discount)[1:]))
 
 
 def _extreme(measure, n_items, n_protected, step, discount, smoothing, largest: bool) -> float:
     """The raw value of the most unfair (``largest``) or the fairest ordering: the longest or
     shortest path through the lattice of prefix counts."""
+    check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
     if isinstance(n_items, bool) or not isinstance(n_items, int | np.integer) or n_items < 1:
         raise ValueError(f"n_items: expected a positive integer, found {n_items!r}")
     if not 0 <= n_protected <= n_items:
@@ -154,7 +150,6 @@ def rkl_raw(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Unnormalised rKL: ``Σ_{cut i} KL(P_i ‖ P_N) · discount(i)`` (log base 2)."""
-    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
     return _raw("rKL", protected, step, discount, kl_smoothing)
 
 
@@ -174,7 +169,6 @@ def rkl_max(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
     return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, True)
 
 
@@ -194,13 +188,28 @@ def rkl_min(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact minimum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    check_choice("kl_smoothing", kl_smoothing, ("none", "fairrank"))
     return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, False)
 
 
-def _min_max_normalised(raw: float, low: float, high: float) -> float:
-    """``(raw − low) / (high − low)``, NaN when ``high = low`` (every ordering scores alike);
-    within a relative 1e-12 of a bound it is reported as exactly 0 or 1."""
+def _normalised(measure, protected, step, discount, smoothing, normalisation) -> float:
+    """The raw value over its exact maximum (``"max"``) or ``(raw − min) / (max − min)``
+    (``"min_max"``, NaN when every ordering scores alike); NaN when ``P`` is 0 or ``N``.  Within
+    a relative 1e-12 of a bound (round-off between the DP's and the direct sum's order of
+    additions) the value is reported as exactly 0 or 1."""
+    check_choice("normalisation", normalisation, ("max", "min_max"))
+    flags = _as_protected(protected)
+    n_items, n_protected = flags.size, int(flags.sum())
+    high = _extreme(measure, n_items, n_protected, step, discount, smoothing, True)
+    if n_protected in (0, n_items):
+        return float("nan")
+    raw = _raw(measure, flags, step, discount, smoothing)
+    if normalisation == "max":
+        if high <= 0.0:
+            return float("nan")
+        if abs(high - raw) <= 1e-12 * high:
+            return 1.0
+        return min(raw / high, 1.0)
+    low = _extreme(measure, n_items, n_protected, step, discount, smoothing, False)
     scale = max(abs(low), abs(high))
     if high - low <= 1e-12 * scale or high <= low:
         return float("nan")
@@ -209,16 +218,6 @@ def _min_max_normalised(raw: float, low: float, high: float) -> float:
     if high - raw <= 1e-12 * scale:
         return 1.0
     return float(min(1.0, max(0.0, (raw - low) / (high - low))))
-
-
-def _normalised(raw: float, maximum: float) -> float:
-    """``raw / maximum``; within a relative 1e-12 of the maximum (round-off between the DP's
-    and the direct sum's order of additions) it is reported as exactly 1."""
-    if maximum <= 0.0:
-        return float("nan")
-    if abs(maximum - raw) <= 1e-12 * maximum:
-        return 1.0
-    return min(raw / maximum, 1.0)
 
 
 def rnd(
@@ -232,14 +231,7 @@ def rnd(
     most unfair; ``"max"``: :func:`rnd_raw` over its exact maximum (the fairest ordering scores
     0 only if it matches ``P_N`` at every cut point), ``"min_max"``: 0 = the fairest.  NaN when
     all or none of the items are protected, and for ``"min_max"`` when all orderings tie."""
-    check_choice("normalisation", normalisation, ("max", "min_max"))
-    flags = _as_protected(protected)
-    maximum = rnd_max(flags.size, int(flags.sum()), step=step, discount=discount)
-    raw = rnd_raw(flags, step=step, discount=discount)
-    if normalisation == "min_max":
-        minimum = rnd_min(flags.size, int(flags.sum()), step=step, discount=discount)
-        return _min_max_normalised(raw, minimum, maximum)
-    return _normalised(raw, maximum)
+    return _normalised("rND", protected, step, discount, "none", normalisation)
 
 
 def rkl(
@@ -252,16 +244,7 @@ def rkl(
 ) -> float:
     """rKL of ``protected`` (booleans in rank order), normalised over all orderings as for
     :func:`rnd` (1 = the most unfair); NaN in the same cases."""
-    check_choice("normalisation", normalisation, ("max", "min_max"))
-    flags = _as_protected(protected)
-    options = {"step": step, "discount": discount, "kl_smoothing": kl_smoothing}
-    maximum = rkl_max(flags.size, int(flags.sum()), **options)
-    if flags.sum() in (0, flags.size):
-        return float("nan")
-    raw = rkl_raw(flags, **options)
-    if normalisation == "min_max":
-        return _min_max_normalised(raw, rkl_min(flags.size, int(flags.sum()), **options), maximum)
-    return _normalised(raw, maximum)
+    return _normalised("rKL", protected, step, discount, kl_smoothing, normalisation)
 
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
