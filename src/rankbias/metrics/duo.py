@@ -151,50 +151,40 @@ def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, record_cho
     squared = centred**2
     size = 1 << n
     popcount = np.bitwise_count(np.arange(size, dtype=np.uint32)).astype(np.uint8)
-    best_min = np.zeros(size)
-    best_max = np.zeros(size)
-    choice_min = np.zeros(size, dtype=np.uint8) if record_choices else None
-    choice_max = np.zeros(size, dtype=np.uint8) if record_choices else None
+    sides = ((np.less, np.inf), (np.greater, -np.inf))  # the minimum, then the maximum
+    best = [np.zeros(size), np.zeros(size)]
+    choices = [np.zeros(size, dtype=np.uint8) for _ in sides] if record_choices else [None, None]
     for layer in range(1, n + 1):
         masks = np.flatnonzero(popcount == layer)
-        layer_min = np.full(masks.size, np.inf)
-        layer_max = np.full(masks.size, -np.inf)
+        layer_best = [np.full(masks.size, start) for _, start in sides]
+        layer_choices = [np.zeros(masks.size, dtype=np.uint8) for _ in sides]
         set_sum = np.zeros(masks.size)
         set_sumsq = np.zeros(masks.size)
-        arg_min = np.zeros(masks.size, dtype=np.uint8) if record_choices else None
-        arg_max = np.zeros(masks.size, dtype=np.uint8) if record_choices else None
         for j in range(n):
             bit = 1 << j
             has = (masks & bit) != 0
             set_sum += has * centred[j]
             set_sumsq += has * squared[j]
             without = masks[has] ^ bit
-            previous_min = best_min[without]
-            previous_max = best_max[without]
-            current_min = layer_min[has]
-            current_max = layer_max[has]
-            better_min = previous_min < current_min
-            better_max = previous_max > current_max
-            layer_min[has] = np.where(better_min, previous_min, current_min)
-            layer_max[has] = np.where(better_max, previous_max, current_max)
-            if record_choices:
-                positions = np.flatnonzero(has)
-                arg_min[positions[better_min]] = j
-                arg_max[positions[better_max]] = j
+            positions = np.flatnonzero(has) if record_choices else None
+            for side, (better_than, _) in enumerate(sides):
+                previous, current = best[side][without], layer_best[side][has]
+                better = better_than(previous, current)
+                layer_best[side][has] = np.where(better, previous, current)
+                if record_choices:
+                    layer_choices[side][positions[better]] = j
         weight = weights[layer]
-        if weight:
-            if variance == "global":
-                utility = set_sumsq / layer
-            else:
-                utility = np.maximum(set_sumsq / layer - (set_sum / layer) ** 2, 0.0)
-            layer_min += weight * utility
-            layer_max += weight * utility
-        best_min[masks] = layer_min
-        best_max[masks] = layer_max
-        if record_choices:
-            choice_min[masks] = arg_min
-            choice_max[masks] = arg_max
-    return float(best_min[size - 1]), float(best_max[size - 1]), choice_min, choice_max
+        if variance == "global":
+            utility = set_sumsq / layer
+        else:
+            utility = np.maximum(set_sumsq / layer - (set_sum / layer) ** 2, 0.0)
+        for side in (0, 1):
+            if weight:
+                layer_best[side] += weight * utility
+            best[side][masks] = layer_best[side]
+            if record_choices:
+                choices[side][masks] = layer_choices[side]
+    return float(best[0][size - 1]), float(best[1][size - 1]), choices[0], choices[1]
 
 
 def _rearrangement_orders(array: np.ndarray, weights: np.ndarray):
