@@ -42,20 +42,26 @@ __all__ = [
 DISTANCES = ("l1", "l2", "jsd", "kl")
 
 
-def _ranked_inputs(counts, name: str, list_lengths, doc_lengths=None):
-    """Checked ``(counts, lengths, valid[, doc_len])`` of a ``(n_queries, K, n)`` input."""
+def _ranked_inputs(counts, name: str, list_lengths, doc_lengths):
+    """Checked ``(counts, lengths, valid, doc_len)`` of a ``(n_queries, K, n)`` input."""
     counts, lengths, valid = check_ranked(counts, name, list_lengths, 3, non_negative=True)
-    n_q, width = counts.shape[:2]
-    if doc_lengths is None:
-        return counts, lengths, valid
     doc_len = as_array(doc_lengths, "lengths_ranked", 2)
-    if doc_len.shape != (n_q, width):
+    if doc_len.shape != counts.shape[:2]:
         raise InputError(
-            f"lengths_ranked: expected shape {(n_q, width)} (one length per ranked document), "
+            f"lengths_ranked: expected shape {counts.shape[:2]} (one length per ranked document), "
             f"found {doc_len.shape}"
         )
     check_values(doc_len, "lengths_ranked", valid, non_negative=True)
     return counts, lengths, valid, doc_len
+
+
+def _exposure(counts, doc_len, valid, depth):
+    """``Σ_{r≤t'} (counts(d_r) / |d_r|) v_r`` at each depth ``t'``; padding and documents without
+    tokens contribute 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where((valid & (doc_len > 0))[:, :, None], counts / doc_len[:, :, None], 0.0)
+    running = np.cumsum(share * position_discount(counts.shape[1])[None, :, None], axis=1)
+    return at_cutoffs(running, depth)
 
 
 def max_ted(targets: Sequence[float]) -> float:
@@ -76,13 +82,7 @@ def term_exposure(
     tf, lengths, valid, doc_len = _ranked_inputs(
         term_counts_ranked, "term_counts_ranked", list_lengths, lengths_ranked
     )
-    width = tf.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(
-            (doc_len > 0)[:, :, None] & valid[:, :, None], tf / doc_len[:, :, None], 0.0
-        )
-    running = np.cumsum(share * position_discount(width)[None, :, None], axis=1)
-    return at_cutoffs(running, cutoff_positions(lengths, cutoffs))
+    return _exposure(tf, doc_len, valid, cutoff_positions(lengths, cutoffs))
 
 
 def term_exposure_family(
@@ -101,18 +101,13 @@ def term_exposure_family(
     counts, lengths, valid, doc_len = _ranked_inputs(
         group_counts_ranked, "group_counts_ranked", list_lengths, lengths_ranked
     )
-    n_q, width, n_groups = counts.shape
-    target = check_targets(targets, n_groups)
-    counts = np.where(valid[:, :, None], counts, 0.0)
-    discount = position_discount(width)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(doc_len[:, :, None] > 0, counts / doc_len[:, :, None], 0.0)
-    exposure_running = np.cumsum(share * discount[None, :, None], axis=1)
+    target = check_targets(targets, counts.shape[2])
+    discount = position_discount(counts.shape[1])
     representative = (counts.sum(axis=2) > 0) & valid
     rbdf_num = np.cumsum(representative * discount[None, :], axis=1)
     rbdf_den = np.cumsum(valid * discount[None, :], axis=1)
     depth = cutoff_positions(lengths, cutoffs)
-    exposure = at_cutoffs(exposure_running, depth)
+    exposure = _exposure(counts, doc_len, valid, depth)
     total = exposure.sum(axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(total[:, :, None] > 0, exposure / total[:, :, None], np.nan)
@@ -167,8 +162,8 @@ def awrf(
     finite and non-negative (an :class:`~rankbias.errors.InputError` otherwise: a NaN read as a
     document without group terms would pull AWRF towards 0).  An empty list gives NaN.
     """
-    counts, lengths, valid = _ranked_inputs(
-        group_counts_ranked, "group_counts_ranked", list_lengths
+    counts, lengths, valid = check_ranked(
+        group_counts_ranked, "group_counts_ranked", list_lengths, 3, non_negative=True
     )
     n_q, width, n_groups = counts.shape
     target = check_targets(targets, n_groups)
