@@ -88,9 +88,7 @@ def ideal_fairr(
         background_omega, "background_omega", background_lengths, 2
     )
     best_first = -np.sort(np.where(valid, -omega, np.inf), axis=1)  # descending, padding last
-    best_first = np.where(valid, best_first, 0.0)  # the sort keeps valid entries in front
-    gains = best_first * position_discount(omega.shape[1])[None, :]
-    return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
+    return fairr_at_cutoffs(best_first, lengths, cutoffs)
 
 
 def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:

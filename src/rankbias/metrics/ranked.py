@@ -45,8 +45,7 @@ def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
     ``(n_queries, n_cutoffs, ...)``, NaN where ``t' = 0`` (empty lists)."""
     n_q = cumulative.shape[0]
     if cumulative.shape[1] == 0:
-        shape = (n_q, depth.shape[1]) + cumulative.shape[2:]
-        return np.full(shape, np.nan)
+        return np.full((n_q, depth.shape[1]) + cumulative.shape[2:], np.nan)
     index = np.clip(depth - 1, 0, cumulative.shape[1] - 1)
     out = cumulative[np.arange(n_q)[:, None], index].astype(np.float64)
     out[depth == 0] = np.nan
