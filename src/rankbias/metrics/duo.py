@@ -4,11 +4,11 @@ A.5).  Choices: the book's Conventions page, section "Duo".
 
 Each ranked document has a polarisation score ``p_j``.  The utility of the prefix of length
 ``i`` is ``u(i) = (1/i) Σ_{j≤i} (p_j − c)²``, ``c`` the prefix's own mean (``variance="prefix"``,
-default: ``numpy.var`` of the prefix, as the released code ``batch[:, :k].var(axis=1)`` in
-``src/metrics/duo.py`` of SALT-NLP/pair) or the mean of all ``n`` scores (``"global"``, the
-paper's Eq. 5).  ``DCV = Σ_i u(i) / log2 i`` over the cut points ``i ∈ {s, 2s, …}``,
-``2 ≤ i < n`` (:func:`cut_points`), and Duo is one minus the min–max normalised DCV over all
-orderings ``π`` (paper Eq. 2 and 6):
+default: ``numpy.var`` of the prefix, as ``batch[:, :k].var(axis=1)`` in the released
+``src/metrics/duo.py`` of SALT-NLP/pair) or the mean of all ``n`` scores (``"global"``, Eq. 5).
+``DCV = Σ_i u(i) / log2 i`` over the cut points ``i ∈ {s, 2s, …}``, ``2 ≤ i < n``
+(:func:`cut_points`), and Duo is one minus the min–max normalised DCV over all orderings ``π``
+(Eq. 2 and 6):
 
 .. math::  \mathrm{Duo} = 1 - \frac{\mathrm{DCV} - \min_\pi \mathrm{DCV}}
                                   {\max_\pi \mathrm{DCV} - \min_\pi \mathrm{DCV}}
@@ -19,20 +19,17 @@ gives the same DCV (0/0, undefined in the paper; the released code's convention)
 The bounds are exact (the released code enumerates all ``n!`` orderings for ``n ≤ 8``, else
 samples 40,320: :func:`duo_sampled`).  ``"prefix"``: ``u(i)`` depends only on the *set* of the
 first ``i`` documents, so ``best(S) = w(|S|) u(S) + max_{j ∈ S} best(S \ {j})`` (``w(i) =
-1/log2 i`` at cut points, else 0): a DP over the ``2^n`` subsets, ``O(n 2^n)`` time, about
-``17 · 2^n`` bytes; on one core (``bench/duo_bench.py``) n = 16 takes ~0.02 s, n = 20
-~0.3–0.4 s, n = 22 ~2.5 s, n = 24 ~12 s and ~0.55 GB: the limit :data:`MAX_EXACT_N`.
-``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` with ``q_j = (p_j − p̄)²`` and ``c_j = Σ_{cut i ≥ j}
-w(i)/i``, so the rearrangement inequality gives both extremes in ``O(n log n)``.
+1/log2 i`` at cut points, else 0) is a DP over the ``2^n`` subsets, ``O(n 2^n)`` time, about
+``17 · 2^n`` bytes (``bench/duo_bench.py``, one core: n = 20 ~0.3–0.4 s, n = 24 ~12 s and ~0.55
+GB, the limit :data:`MAX_EXACT_N`).  ``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` with ``q_j = (p_j
+− p̄)²`` and ``c_j = Σ_{cut i ≥ j} w(i)/i``: the rearrangement inequality gives both extremes.
 
 Signed Duo (App. A.2): ``sgn(A) = +1`` if more than half of ``A`` is positive, else ``−1`` (the
-printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant; the released ``Duo.sign`` uses ``−1``).
-As the released code meant it (``sign(Duo_raw_batch(batch, use_sign=True))``), the direction is
-``sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i)``: one-sided prefixes (variance 0) count for nothing and
-a tied prefix counts ``−1``, so negating all scores flips it only when no counted prefix is tied
-and no score is 0.  The released SEME script (``src/experiments/seme_experiment.py``) instead
-multiplies Duo by the PCA axis orientation (:func:`orientation_signed_duo`); in the released
-``Duo_batch_`` the sign only reaches the output in the degenerate ``max = min`` branch.
+printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant).  As the released code meant it, the
+direction is ``sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i)``: one-sided prefixes (variance 0) count for
+nothing and a tied prefix counts ``−1``, so negating all scores flips it only when no counted
+prefix is tied and no score is 0.  The released SEME script instead multiplies Duo by the PCA
+axis orientation (:func:`orientation_signed_duo`).
 
 Polarisation scores (§4.2, App. A.5) and accuracy (§5.1, Table 2): a one-component PCA (NumPy
 SVD of the centred fit set), its axis signed as scikit-learn's

@@ -8,33 +8,24 @@ Each retrieved document ``p`` has a bias label ``d(p) = sign(M_m(p) − M_f(p))`
 tf(w,p)``, undefined for absent words; the project uses the count difference), a click label
 (clicked = relevant) and a ranking score ``R(p) ∈ [0, 1]``.  For group ``g ∈ {m (+1), f (−1)}``
 and one query, with ``C_g`` its ``n_1^g`` clicked documents labelled ``g`` and ``N`` its ``n_0``
-non-clicked documents:
-
-.. math::
-   \mathrm{PRF}_g = \frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
-       \mathbb 1[R_j \ge R_k]
-   \qquad
-   \mathrm{nPRF}_g = \Big(\frac{1}{n_1^g n_0} \sum_{j \in C_g} \sum_{k \in N}
-       R_j^2\, \mathbb 1[R_j \ge R_k]\Big)^{1/2}
-
-Both are NaN when ``n_1^g = 0`` or ``n_0 = 0``; clicked documents with label 0 are in neither.
+non-clicked documents, ``PRF_g = (1/(n_1^g n_0)) Σ_{j∈C_g} Σ_{k∈N} 1[R_j ≥ R_k]`` and ``nPRF_g``
+is the square root of the same mean of ``R_j² 1[R_j ≥ R_k]``; both are NaN when ``n_1^g = 0``
+or ``n_0 = 0``, and clicked documents with label 0 are in neither group.
 
 - ``|ΔA-PRF| = | mean_{q ∈ T_m} PRF_m(q) − mean_{q ∈ T_f} PRF_f(q) |``, ``T_g`` = queries with a
   clicked document of group ``g`` (and at least one non-clicked document).
-- ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Li et al. (2022) Eq. 4 prints
-  ``nPRF_m`` twice; the group-specific reading is meant), computed as
-  ``mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
-- ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (Li et al. (2022) §3.2.2, the unnumbered
-  equation after Eq. 4), the squared Welch t-statistic with the population variances
-  ``var = (1/n) Σ (x − μ)²`` that Li et al. (2022) define.  The printed form
-  ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares the mean difference twice
-  (``form="printed"``, for comparison only).
+- ``PD = (1/(n_m n_f)) Σ_{c∈T_m} Σ_{d∈T_f} (nPRF_m(c) − nPRF_f(d))²`` (Eq. 4 prints ``nPRF_m``
+  twice; the group-specific reading is meant), as ``mean(a²) − 2 mean(a) mean(b) + mean(b²)``.
+- ``TS = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f)`` (§3.2.2, the unnumbered equation after Eq. 4),
+  the squared Welch t-statistic with the population variances ``var = (1/n) Σ (x − μ)²`` that Li
+  et al. (2022) define.  The printed ``{(μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f)}²`` squares
+  the mean difference twice (``form="printed"``, for comparison only).
 
 Scores are mapped into ``[0, 1]`` (nPRF depends on the values, PRF only on the order):
 ``"min_max"`` (default) per query, ``R = 1`` for all of a query whose scores are equal;
-``"sigmoid"`` for all queries (logits), which in float64 saturates to exactly 1.0 above
-``s ≈ 37``, and ties count as wins, so PRF is then no longer order-only (BM25 scores on MS MARCO
-can exceed 37: use ``min_max`` for unbounded scores); ``"none"``: scores already in ``[0, 1]``.
+``"sigmoid"`` for all queries (logits), which in float64 saturates to exactly 1.0 above ``s ≈
+37`` where ties count as wins, so PRF is then no longer order-only (BM25 scores on MS MARCO can
+exceed 37: use ``min_max`` for unbounded scores); ``"none"``: scores already in ``[0, 1]``.
 """
 
 from __future__ import annotations

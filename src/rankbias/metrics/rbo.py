@@ -53,23 +53,20 @@ def _check_list(items: Sequence[Hashable], name: str) -> list:
 
 
 def _overlaps(first: list, second: list, depth: int) -> np.ndarray:
-    """``X_d`` for ``d = 1..depth``; a list that has ended contributes no new items."""
+    """``X_d`` for ``d = 1..depth``; a list that has ended contributes no new items.  Each new
+    item of ``first`` matches an earlier one of ``second``; each new item of ``second`` matches
+    one of ``first`` up to and including depth ``d`` (so ``a[d] == b[d]`` counts once)."""
     seen_first: set = set()
     seen_second: set = set()
     overlap = 0
     result = np.zeros(depth, dtype=np.int64)
     for d in range(depth):
-        has_a, has_b = d < len(first), d < len(second)
-        a = first[d] if has_a else None
-        b = second[d] if has_b else None
-        if has_a and has_b and a == b:
-            overlap += 1
-        else:
-            overlap += int(has_a and a in seen_second) + int(has_b and b in seen_first)
-        if has_a:
-            seen_first.add(a)
-        if has_b:
-            seen_second.add(b)
+        if d < len(first):
+            overlap += first[d] in seen_second
+            seen_first.add(first[d])
+        if d < len(second):
+            overlap += second[d] in seen_first
+            seen_second.add(second[d])
         result[d] = overlap
     return result
 
