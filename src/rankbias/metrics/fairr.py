@@ -1,12 +1,11 @@
 """FaiRR and NFaiRR: (normalised) fairness of retrieval results (Rekabsaz et al. 2021).
 
 Abolghasemi et al. (2024), Eq. 1–3; choices: the book's Conventions page, sections "Neutrality:
-the threshold τ and ≤" and "The background set of NFaiRR".  Neutrality of a document:
-``ω(d) = 1`` if ``Σ_g M_g(d) ≤ τ`` (default ``τ = 1``), else
-``ω(d) = 1 − Σ_g | M_g(d) / Σ_x M_x(d) − J_g |`` with ``J_g = 1/|G|`` by default.  Klasnja et
-al. (2022) write ``< τ`` (``strict=True``); the released code and Abolghasemi et al. (2024) use
-``≤ τ``.  With more than two groups and uniform ``J``, ``ω`` can go below 0 (down to
-``1 − 2(1 − 1/|G|)``).
+the threshold τ and ≤" and "The background set of NFaiRR".  Neutrality of a document: ``ω(d) =
+1`` if ``Σ_g M_g(d) ≤ τ`` (default ``τ = 1``; ``≤`` as the released code and Abolghasemi et al.
+(2024), Klasnja et al. (2022) write ``< τ``: ``strict=True``), else ``ω(d) = 1 − Σ_g | M_g(d) /
+Σ_x M_x(d) − J_g |``, ``J_g = 1/|G|`` by default; with more than two groups and uniform ``J`` it
+can go below 0 (down to ``1 − 2(1 − 1/|G|)``).
 
 ``FaiRR@k(q) = Σ_{r≤k'} ω(d_r) v_r`` with ``v_r = 1/log2(r+1)``, ``k' = min(k, len)``;
 ``IFaiRR@k(q, S)`` is that sum over the ``min(k, |S_q|)`` most neutral documents of a background

@@ -1,22 +1,20 @@
 """The measure model: a measure is a value, declared once next to its kernel.
 
 In the manner of ``ir_measures``, each family module ends with :func:`register` calls that
-declare its measures as :class:`Measure` values: name, ``display`` (``NFaiRR``), family, a
-one-line definition, a reference (bib key and equation), its :class:`Parameter` values (the
-cut-off ``@k`` is :data:`CUTOFF`, shared by all), :class:`HigherIs`, the :class:`Input` kinds
-it reads, its ``level`` (``"query"``, or ``"system"``: one value per run and cut-off, reported
-with ``qid = "all"``), an optional ``aggregate(stats, cutoffs, **parameters)`` computed once per
-collection and handed to the kernel as ``aggregate=`` (NFaiRR's ideal under its own τ), and
-``kernel(inputs, cutoffs, **parameters)``, which reads a :class:`rankbias.scoring.RankedInputs`
-and returns ``(n_queries, n_cutoffs)`` (``(n_cutoffs,)`` for a system-level measure).
+declare its measures as :class:`Measure` values (name, family, definition, reference,
+:class:`HigherIs`, :class:`Input` kinds, :class:`Parameter` values; the cut-off ``@k`` is
+:data:`CUTOFF`, shared by all).  The ``kernel(inputs, cutoffs, **parameters)`` reads a
+:class:`rankbias.scoring.RankedInputs` and returns ``(n_queries, n_cutoffs)``, or
+``(n_cutoffs,)`` for ``level="system"`` (reported with ``qid = "all"``); an optional
+``aggregate(stats, cutoffs, **parameters)`` is computed once per collection and handed to the
+kernel as ``aggregate=`` (NFaiRR's ideal under its own τ).
 
-Text such as ``nfairr(tau=0,strict=true)@10`` is read once, at the edge, by
-:func:`parse_measure` into a hashable :class:`MeasureRequest`.  The ``metric`` column holds its
-:attr:`~MeasureRequest.label`: the name and the given parameters that differ from their
-defaults, ``nfairr(tau=0)``; RaB/ARaB keep their historical labels (``arab_tf``,
-``rab_bool_f``), which the parser accepts as names too.  Measures from outside the package join
-through the entry-point group ``rankbias.measures`` (:data:`ENTRY_POINT_GROUP`): each entry
-point names a :class:`Measure`, a sequence of them, or a module whose import registers some.
+:func:`parse_measure` reads text such as ``nfairr(tau=0,strict=true)@10`` into a hashable
+:class:`MeasureRequest`, whose :attr:`~MeasureRequest.label` (the ``metric`` column) is the name
+and the given parameters that differ from their defaults, ``nfairr(tau=0)``; RaB/ARaB keep
+their historical labels (``arab_tf``, ``rab_bool_f``), which the parser accepts as names too.
+Plugins join through the entry-point group :data:`ENTRY_POINT_GROUP` (``rankbias.measures``):
+each entry point names a :class:`Measure`, a sequence of them, or a module that registers some.
 """
 
 from __future__ import annotations

@@ -3,18 +3,13 @@
 Klasnja et al. (2022), Eq. 1–3; choices: the book's Conventions page, sections "The sign of RaB
 and ARaB" and "The TF magnitude of RaB".  Each document gets a per-group magnitude ``mag_g(d)``:
 ``tc`` ``M_g(d) = Σ_{t∈V_g} tf(t, d)`` (term count); ``tf`` ``ln(1 + M_g(d))`` (the authors'
-released code, the default TF variant); ``bool`` ``1[M_g(d) > 0]``; ``tf_paper``
-``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)`` (Klasnja et al. (2022) Eq. 2 as printed, ``Σ_w log tf(w,
-d)``, leaving out absent terms as ``ln 0`` is undefined; it needs per-term counts).  For query
-``q`` and cutoff ``t``, ``t' = min(t, len(list))``:
-
-``RaB@t(q) = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))`` and
-``ARaB@t(q) = (1/t') Σ_{x=1..t'} RaB@x(q)``,
-
-with the group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` and their averages ``qARaB_g``.
-The sign ``m − f`` (positive = male-leaning) is the book's; the papers and the released
-notebooks differ on it (the Conventions page says which is which), and swapping the groups
-flips it.  An empty list gives NaN.
+released code); ``bool`` ``1[M_g(d) > 0]``; ``tf_paper`` ``Σ_{t∈V_g, tf(t,d)>0} ln tf(t, d)``
+(Eq. 2 as printed, ``Σ_w log tf(w, d)``, without the undefined ``ln 0`` of absent terms; it
+needs per-term counts).  For query ``q`` and cutoff ``t``, ``t' = min(t, len(list))``:
+``RaB@t(q) = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))`` and ``ARaB@t(q) = (1/t') Σ_{x=1..t'}
+RaB@x(q)``, with the group parts ``qRaB_g@t = (1/t') Σ_{i≤t'} mag_g(d_i)`` and their averages
+``qARaB_g``.  The sign ``m − f`` (positive = male-leaning) is the book's; the papers and the
+released notebooks differ on it, and swapping the groups flips it.  An empty list gives NaN.
 """
 
 from __future__ import annotations

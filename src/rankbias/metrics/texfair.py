@@ -2,20 +2,17 @@
 
 Abolghasemi et al. (2024), Eq. 4–13, with ``v_r = 1/log2(r+1)`` and ``k' = min(k, len)``:
 
-- Term exposure (Eq. 7–8): ``TE@k(t, q) = Σ_{r≤k'} (tf(t, d_r) / |d_r|) · v_r``; over a group's
-  terms ``Σ_r (M_g(d_r) / |d_r|) v_r``, so only group magnitudes and lengths are needed (a
-  document with no tokens contributes 0).
+- Term exposure (Eq. 7–8): ``TE@k(t, q) = Σ_{r≤k'} (tf(t, d_r) / |d_r|) · v_r``, over a group's
+  terms ``Σ_r (M_g(d_r) / |d_r|) v_r`` (a document with no tokens contributes 0).
 - ``p(g|q,k) = Σ_{t∈V_g} TE / Σ_x Σ_{t∈V_x} TE`` (Eq. 9; NaN when no group term occurs in the
   top ``k'``); RBDF (Eq. 11) ``= Σ_{r≤k'} 1[d_r ∈ SR] v_r / Σ_{r≤k'} v_r``, ``SR`` = documents
-  with at least one group term (the log base cancels in ``p`` and RBDF).
+  with at least one group term.
 - TED (Eq. 12) ``= Σ_g |p(g|q,k) − p̂_g| · RBDF`` (targets ``p̂``, uniform by default),
   ``TExFAIR = max(TED) − TED`` (Eq. 13), ``max(TED) = 2(1 − min_g p̂_g)``.  No group term in the
-  top ``k'``: ``RBDF = 0``, ``TED = 0``, ``TExFAIR = max(TED)`` (a convention: Eq. 12 is then an
-  undefined ``p`` times 0, a case the paper does not discuss; ``TED ≤ max(TED) · RBDF`` makes 0
-  its limit).
-- Without RBDF (Abolghasemi et al. (2024), Fig. 2, "no proportionality"):
-  ``TExFAIR_norbdf = max(TED) − Σ_g |p − p̂|``, NaN when no group term occurs (the book's
-  Conventions page, section "Undefined values").
+  top ``k'``: ``TED = 0`` and ``TExFAIR = max(TED)`` (a convention: Eq. 12 is then an undefined
+  ``p`` times ``RBDF = 0``; ``TED ≤ max(TED) · RBDF`` makes 0 its limit).
+- Without RBDF (Fig. 2, "no proportionality"): ``TExFAIR_norbdf = max(TED) − Σ_g |p − p̂|``, NaN
+  when no group term occurs (the book's Conventions page, section "Undefined values").
 - AWRF (Eq. 4–6, Sapiezynski et al.; the association of Eq. 14, §6): ``E = Σ_{r≤k'} v_r a(d_r)``
   with ``a_g(d) = M_g(d) / Σ_x M_x(d)``, or ``1/|G|`` for documents without group terms;
   ``AWRF = Δ(E / ‖E‖₁, Ê)``, ``Δ`` the L1 distance by default (``l2``, ``jsd`` — Jensen–Shannon

@@ -83,11 +83,10 @@ def check_values(
         if not bad.any():
             return
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    value = array[where]
     expected = "finite, non-negative numbers" if non_negative else "finite numbers"
-    count = int(bad.sum())
     raise InputError(
-        f"{name}: found {value} at index {where} ({count} such value(s)); expected {expected}"
+        f"{name}: found {array[where]} at index {where} ({int(bad.sum())} such value(s)); "
+        f"expected {expected}"
     )
 
 
