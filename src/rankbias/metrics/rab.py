@@ -85,9 +85,7 @@ def rank_bias(
     check_values(mags, "magnitudes_ranked", valid, non_negative=True)
     series = np.stack([mags[:, :, male] - mags[:, :, female], mags[:, :, female], mags[:, :, male]])
     series = np.where(valid[None], series, 0.0)
-    ranks = np.arange(1, width + 1, dtype=np.float64)
-    running = np.cumsum(series, axis=2)  # Σ_{i≤x}
-    rab_at = running / ranks  # RaB@x for every x
+    rab_at = np.cumsum(series, axis=2) / np.arange(1, width + 1, dtype=np.float64)  # RaB@x
     arab_sum = np.cumsum(rab_at, axis=2)  # Σ_{x≤t'} RaB@x
     depth = cutoff_positions(lengths, cutoffs)
     safe_depth = np.where(depth == 0, 1, depth)
