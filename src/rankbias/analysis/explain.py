@@ -26,6 +26,7 @@ Three kinds, named in the ``kind`` column:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -52,30 +53,20 @@ NEUTRAL = "\x00neutral:"  # prefix of the neutral twin of a document (no real do
 def _with_neutral_twins(stats: DocStats, docids: Sequence[str]) -> DocStats:
     """``stats`` of ``docids`` followed by a neutral twin of each (same length, no terms)."""
     rows = stats.rows(docids)
-    n = len(rows)
+    if not len(rows):
+        return stats
     term_counts = None
     if stats.term_counts is not None:
         import scipy.sparse as sp
 
-        term_counts = sp.vstack(
-            [stats.term_counts[rows], sp.csr_matrix(stats.term_counts[rows].shape)]
-        )
-        term_counts = term_counts.tocsr()
-    return (
-        DocStats(
-            docids=np.array([*docids, *(NEUTRAL + d for d in docids)], dtype=object),
-            lengths=np.concatenate([stats.lengths[rows], stats.lengths[rows]]),
-            group_counts=np.vstack(
-                [stats.group_counts[rows], np.zeros_like(stats.group_counts[rows])]
-            ),
-            groups=stats.groups,
-            terms=stats.terms,
-            term_group=stats.term_group,
-            term_counts=term_counts,
-            tokenizer=stats.tokenizer,
-        )
-        if n
-        else stats
+        own = stats.term_counts[rows]
+        term_counts = sp.vstack([own, sp.csr_matrix(own.shape)]).tocsr()
+    return dataclasses.replace(
+        stats,
+        docids=np.array([*docids, *(NEUTRAL + d for d in docids)], dtype=object),
+        lengths=np.concatenate([stats.lengths[rows], stats.lengths[rows]]),
+        group_counts=np.vstack([stats.group_counts[rows], np.zeros_like(stats.group_counts[rows])]),
+        term_counts=term_counts,
     )
 
 
