@@ -190,16 +190,14 @@ def _p_value(test, a, b, permutations, rng) -> tuple[float, str]:
     d = a - b
     if not np.any(d):
         return 1.0, {"randomisation": "randomisation (exact)", "t": "paired t"}.get(test, test)
+    if test == "randomisation":
+        p, exact = sign_flip_test(d, permutations, rng)
+        return p, "randomisation (exact)" if exact else f"randomisation ({permutations} sign flips)"
+    from scipy import stats
+
     if test == "t":
-        from scipy import stats
-
         return float(stats.ttest_rel(a, b).pvalue), "paired t"
-    if test == "wilcoxon":
-        from scipy import stats
-
-        return float(stats.wilcoxon(a, b).pvalue), "wilcoxon"
-    p, exact = sign_flip_test(d, permutations, rng)
-    return p, "randomisation (exact)" if exact else f"randomisation ({permutations} sign flips)"
+    return float(stats.wilcoxon(a, b).pvalue), "wilcoxon"
 
 
 def _fairer(metric: str, run_a: str, run_b: str, diff: float) -> str:
@@ -339,21 +337,13 @@ def forest_plot(table: pd.DataFrame, path=None):
         capsize=2,
     )
     significant = rows["significant"].to_numpy(dtype=bool)
-    axis.scatter(
-        rows["diff"][significant],
-        y[significant],
-        color="C0",
-        zorder=3,
-        label="significant (adjusted)",
-    )
-    axis.scatter(
-        rows["diff"][~significant],
-        y[~significant],
-        facecolor="white",
-        edgecolor="C0",
-        zorder=3,
-        label="not significant",
-    )
+    for shown, face, label in [
+        (significant, "C0", "significant (adjusted)"),
+        (~significant, "white", "not significant"),
+    ]:
+        axis.scatter(
+            rows["diff"][shown], y[shown], facecolor=face, edgecolor="C0", zorder=3, label=label
+        )
     axis.axvline(0, color="0.5", lw=0.8, ls=":")
     axis.xaxis.set_major_locator(plt.MaxNLocator(5))
     axis.set_yticks(y, labels)
