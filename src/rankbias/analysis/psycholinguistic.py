@@ -22,6 +22,7 @@ with ``unsupported="skip"`` left out and counted in :attr:`CategoryDictionary.sk
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -196,9 +197,8 @@ def read_dic(
         raise located(
             path, line, f"expected a line holding '%' to open the category header, {found}"
         )
-    ids: dict[str, int] = {}  # category id -> index into names
+    ids: dict[str, tuple[int, int]] = {}  # category id -> (index into names, line)
     names: list[str] = []
-    id_line: dict[str, int] = {}
     for number in range(start + 2, len(lines) + 1):  # 1-based line numbers
         raw = lines[number - 1].strip()
         if raw == "%":
@@ -218,11 +218,11 @@ def read_dic(
             raise located(
                 path,
                 number,
-                f"category id {cat_id} declared again (first on line {id_line[cat_id]})",
+                f"category id {cat_id} declared again (first on line {ids[cat_id][1]})",
             )
         if name in names:
             raise located(path, number, f"category name {name!r} declared twice")
-        ids[cat_id], id_line[cat_id] = len(names), number
+        ids[cat_id] = (len(names), number)
         names.append(name)
     else:
         raise located(path, None, "the category header is not closed by a line holding '%'")
@@ -263,7 +263,7 @@ def read_dic(
                     path, line_no, f"entry {word!r} names category id {field}; the header "
                     f"declares {sorted(ids, key=int)}"
                 )  # fmt: skip
-            cats.append(ids[key])
+            cats.append(ids[key][0])
         if word in first_line:
             raise located(
                 path, line_no, f"{word!r} is listed again (first on line {first_line[word]}); "
@@ -540,24 +540,15 @@ def correlate(
 
 
 def _pearson_columns(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pearson r and two-sided p of ``x`` (n,) with each column of ``y`` (n, c)."""
-    n = len(x)
-    if n < 3:
+    """Pearson r and two-sided p of ``x`` (n,) with each column of ``y`` (n, c); NaN for fewer
+    than 3 values or a constant column."""
+    if len(x) < 3:
         nan = np.full(y.shape[1], np.nan)
         return nan, nan.copy()
-    xc = x - x.mean()
-    yc = y - y.mean(axis=0)
-    sx = np.sqrt((xc**2).sum())
-    sy = np.sqrt((yc**2).sum(axis=0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc @ yc) / (sx * sy)
-        r = np.clip(r, -1.0, 1.0)
-        r[(sy == 0) | (sx == 0)] = np.nan
-        t = r * np.sqrt((n - 2) / (1.0 - r**2))
-    p = 2.0 * stats.t.sf(np.abs(t), n - 2)
-    p[np.abs(r) == 1.0] = 0.0
-    p[np.isnan(r)] = np.nan
-    return r, p
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.pearsonr(np.broadcast_to(x[:, None], y.shape), y, axis=0)
+    return result.statistic, result.pvalue
 
 
 def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) -> pd.DataFrame:
