@@ -104,16 +104,12 @@ def fetch(
     progress: Progress | None = None,
 ) -> list[Path]:
     """Download resources or bundles (names of :mod:`rankbias.data.catalog`) into
-    ``dest/<resource.local_path>``, renamed into place only when size and sha256 match; return
-    their paths.  A file present with the right checksum is skipped unless ``overwrite``.
-
-    ``base_url`` replaces ``https://raw.githubusercontent.com`` by a mirror URL (``file://``
-    too) or directory laid out as ``<owner>/<repo>/<commit>/<path>``.  ``report`` gets one line
-    per file (``None``: silence); ``progress`` the bytes downloaded or found verified.
-
-    Raises :class:`InputError` for an unknown name, a failed download, a size or sha256 that
-    differs (nothing is left behind) and a present file that differs without ``overwrite``.
-    """
+    ``dest/<resource.local_path>``, renamed into place only when size and sha256 match (a file
+    present with them is skipped unless ``overwrite``); return their paths.  ``base_url``: a
+    mirror URL or directory laid out as ``<owner>/<repo>/<commit>/<path>``; ``report`` gets one
+    line per file (``None``: silence), ``progress`` the bytes downloaded or found verified.
+    :class:`InputError` for an unknown name, a failed download, a size or sha256 that differs
+    (nothing is left behind) and a present file that differs without ``overwrite``."""
     chosen = select(names_or_bundles)
     base = mirror_base_url(base_url) if base_url is not None else None
     say = report or (lambda message: None)

@@ -45,9 +45,7 @@ def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
     before the first comma, the label (:data:`GENDER_LABELS`) after the last, the query verbatim
     between; a first line ``qid,query,label`` is a header, skipped."""
     where = source_name(path)
-    qids: list[str] = []
-    queries: list[str] = []
-    labels: list[str] = []
+    rows: list[tuple[str, str, str]] = []
     seen: dict[str, int] = {}
     expected_labels = ", ".join(GENDER_LABELS)
     for number, line in open_lines(path, "query file"):
@@ -75,12 +73,10 @@ def read_gender_annotated_queries(path: Source) -> pd.DataFrame:
             )
         if not query.strip():
             raise located(where, number, f"found an empty query text for qid {qid}; expected text")
-        qids.append(qid)
-        queries.append(query)
-        labels.append(label)
-    if not qids:
+        rows.append((qid, query, label))
+    if not rows:
         raise located(where, None, "the query file has no queries; expected qid,query text,label")
-    return pd.DataFrame({"qid": qids, "query": queries, "label": labels})
+    return pd.DataFrame(rows, columns=["qid", "query", "label"])
 
 
 def _column_name(header: str) -> str:
