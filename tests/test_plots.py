@@ -124,17 +124,6 @@ def test_legend_outside_without_legend_is_an_error():
         plots.legend_outside(ax)
 
 
-def test_include_in_ylim_keeps_error_bars_inside():
-    fig, ax = plt.subplots()
-    ax.set_ylim(0, 1)
-    plots.include_in_ylim(ax, low=[-0.2, 0.1], high=[0.5, 1.3])
-    bottom, top = ax.get_ylim()
-    assert bottom < -0.2 and top > 1.3
-    # Limits that already hold the bars are only padded, never narrowed.
-    plots.include_in_ylim(ax, low=[0.0], high=[0.5])
-    assert ax.get_ylim()[0] <= bottom and ax.get_ylim()[1] >= top
-
-
 def test_figure_png_is_twice_the_resolution_and_reports_css_width():
     fig, ax = plt.subplots(figsize=plots.figure_size())
     ax.plot([0, 1], [0, 1])

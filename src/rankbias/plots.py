@@ -132,13 +132,6 @@ def legend_outside(obj, columns: int | None = None, title: str | None = None) ->
     )
 
 
-def include_in_ylim(ax, low, high, pad: float = 0.04) -> None:
-    """Widen the y-limits of ``ax`` to hold ``low`` … ``high`` (e.g. error bars)."""
-    lo, hi = min(float(min(low)), ax.get_ylim()[0]), max(float(max(high)), ax.get_ylim()[1])
-    span = hi - lo
-    ax.set_ylim(lo - pad * span, hi + pad * span)
-
-
 def smallest_text_px(fig: Figure, column_px: float = CONTENT_WIDTH_PX) -> float:
     """Height in CSS pixels of the smallest visible text of ``fig`` as the book shows it
     (``s`` points are ``s / 72 * CSS_DPI`` pixels, scaled down to ``column_px`` if wider)."""
