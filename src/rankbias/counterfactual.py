@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_type
 from rankbias.lexicon import default_pairs_path, read_pairs
 from rankbias.text import TOKEN_PATTERN
 
@@ -285,8 +285,7 @@ class _Swapper:
 def substitute(text: str, substitution: Substitution | None = None) -> tuple[str, int]:
     """``text`` with every gendered token swapped (module docstring), and the number of swaps;
     ``substitution`` defaults to :func:`default_substitution`."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected a str text, found {type(text).__name__}")
+    expect_type(text, "text", str, "a str")
     substitution = substitution or default_substitution()
     swapper = _Swapper(substitution)
     return swapper(text), swapper.swaps

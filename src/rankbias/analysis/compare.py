@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 from rankbias.metrics.measures import HigherIs, higher_is
 from rankbias.metrics.validation import as_array, check_values
@@ -54,8 +54,7 @@ OUTPUT = tuple(
 def check_scores(scores: pd.DataFrame, what: str = "scores") -> pd.DataFrame:
     """``scores`` with the columns of :data:`COLUMNS` checked and typed (``cutoff`` a nullable
     integer, ``value`` a float, NaN allowed); a :class:`ValueError` naming what is wrong."""
-    if not isinstance(scores, pd.DataFrame):
-        raise TypeError(f"{what}: expected a DataFrame, found {type(scores).__name__}")
+    expect_type(scores, what, pd.DataFrame, "a DataFrame")
     missing = [c for c in COLUMNS if c not in scores.columns]
     if missing:
         raise ValueError(
