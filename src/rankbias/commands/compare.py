@@ -1,12 +1,5 @@
 """``rankbias compare``: is the difference in bias between systems real?
 
-::
-
-    rankbias compare SCORES --out OUT [--baseline RUN] [--metrics M,…]
-                     [--test randomisation|t|wilcoxon] [--permutations N] [--bootstrap N]
-                     [--seed N] [--confidence C] [--correction holm|bonferroni|bh|none]
-                     [--alpha A] [--plot FILE.png|FILE.svg]
-
 Reads the table ``rankbias score`` writes and compares every pair of runs (or every run with
 ``--baseline``) on every measure and cut-off, over the queries both define
 (:func:`rankbias.analysis.compare.compare`); writes the table to ``--out``, shows it on the
@@ -66,20 +59,11 @@ def register(subparsers) -> None:
     parser.add_argument("--baseline", metavar="RUN", help="compare every run with this one")
     parser.add_argument("--metrics", help="only these measures (names as in the table)")
     parser.add_argument("--test", choices=TESTS, default="randomisation")
-    parser.add_argument(
-        "--permutations",
-        type=positive_int,
-        default=10_000,
-        metavar="N",
-        help="random sign flips beyond 16 queries (default 10000)",
-    )
-    parser.add_argument(
-        "--bootstrap",
-        type=positive_int,
-        default=10_000,
-        metavar="N",
-        help="bootstrap resamples of the interval (default 10000)",
-    )
+    for flag, text in (
+        ("--permutations", "random sign flips beyond 16 queries (default 10000)"),
+        ("--bootstrap", "bootstrap resamples of the interval (default 10000)"),
+    ):
+        parser.add_argument(flag, type=positive_int, default=10_000, metavar="N", help=text)
     parser.add_argument(
         "--seed",
         type=seed,
@@ -99,24 +83,15 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_compare)
 
 
+_SUMMARY_COLUMNS = (
+    "metric cutoff run_a run_b n_queries diff ci_low ci_high effect_size p_adjusted significant "
+    "fairer"
+).split()
+
+
 def _summary(table) -> str:
-    shown = table[
-        [
-            "metric",
-            "cutoff",
-            "run_a",
-            "run_b",
-            "n_queries",
-            "diff",
-            "ci_low",
-            "ci_high",
-            "effect_size",
-            "p_adjusted",
-            "significant",
-            "fairer",
-        ]
-    ]
-    shown = shown.rename(columns={"effect_size": "d_z", "p_adjusted": "p (adjusted)"})
+    renamed = {"effect_size": "d_z", "p_adjusted": "p (adjusted)"}
+    shown = table[_SUMMARY_COLUMNS].rename(columns=renamed)
     return shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")
 
 

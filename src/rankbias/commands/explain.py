@@ -1,11 +1,5 @@
 """``rankbias explain``: which documents make a list biased?
 
-::
-
-    rankbias explain --collection C --terms T --run R --qid Q [--qid Q2 …]
-                     --metrics nfairr@10,texfair@10 --out OUT [--top-terms N]
-                     [--permutations N] [--seed N] [--plot FILE.png|FILE.svg]
-
 One row per document of each list, down to each measure's cut-off: its rank, docid, group
 counts and its contribution to the value ``rankbias score`` reports, with the kind of
 contribution (:mod:`rankbias.analysis.explain`: exact shares that add up to the value for RaB,
@@ -18,14 +12,20 @@ from __future__ import annotations
 
 import sys
 
+from rankbias.commands.collection import (
+    add_collection_arguments,
+    check_engine_arguments,
+    collection_statistics,
+    load_lexicon,
+)
 from rankbias.commands.compare import plot_file, seed
 from rankbias.commands.options import input_file, positive_int
+from rankbias.commands.progress import wanted
+from rankbias.errors import InputError
 
 
 def register(subparsers) -> None:
     """Add the ``explain`` command to the ``rankbias`` parser."""
-    from rankbias.commands.collection import add_collection_arguments
-
     parser = subparsers.add_parser(
         "explain",
         help="each document's contribution to a list's bias",
@@ -64,13 +64,6 @@ def register(subparsers) -> None:
 
 def run_explain(args) -> int:
     from rankbias.analysis.explain import explain, strip_plot, top_terms
-    from rankbias.commands.collection import (
-        check_engine_arguments,
-        collection_statistics,
-        load_lexicon,
-    )
-    from rankbias.commands.progress import wanted
-    from rankbias.errors import InputError
     from rankbias.metrics.measures import split_measure_list
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
