@@ -1,19 +1,13 @@
 """``rankbias score``: per-query bias measures of run files, as a tidy table
 ``run,qid,metric,cutoff,value`` (``run`` = the run file's stem), on either engine.
 
-``--metrics`` lists measures of ``rankbias metrics``, each optionally with parameters and a
-cut-off (``nfairr(tau=0)@10`` is scored at 10 only, the others at ``--cutoffs``), or ``all``
-(every term-based measure; default: RaB/ARaB tc/tf/bool, FaiRR, NFaiRR, AWRF, RBDF, TED, TExFAIR,
-TExFAIR without RBDF).  Each measure reads the inputs it declares; a missing one is an error
-naming the option (:data:`INPUT_OPTIONS`).  ``--tau``, ``--strict``, ``--distance`` and
-``--background RUN`` are shorthands for the parameters of the listed measures that declare them
-and do not set them; a value other than the default shows in the label (``nfairr(tau=0)``).
-
-``--tokenizer whitespace --order file --background BM25.run --background-depth 200 --missing
-neutral`` reproduces the released NFaiRR script (metrics_fairness.py of
-CPJKU/FairnessRetrievalResults).  The output (.csv, .tsv, .parquet, .csv.gz, .tsv.gz) is checked
-before the work, may not be an input and is written atomically; the documents ``--missing
-neutral`` counted as neutral and the NaN values are counted on stderr.
+A measure of ``--metrics`` with a cut-off (``nfairr(tau=0)@10``) is scored there only, the others
+at ``--cutoffs`` (default measures: :data:`rankbias.scoring.DEFAULT_MEASURES`).  Each reads the
+inputs it declares; a missing one is an error naming the option (:data:`INPUT_OPTIONS`).
+``--tau``, ``--strict``, ``--distance`` and ``--background RUN`` set those parameters of the
+listed measures that do not set them (:data:`SHORTHANDS`).  ``--tokenizer whitespace --order file
+--background BM25.run --background-depth 200 --missing neutral`` reproduces the released NFaiRR
+script (metrics_fairness.py of CPJKU/FairnessRetrievalResults).
 """
 
 from __future__ import annotations
