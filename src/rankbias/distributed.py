@@ -558,6 +558,8 @@ def _reassemble(runs, plan, results, parts) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
+    from rankbias.scoring import tidy_table
+
     block = {key: i for i, key in enumerate((e.label, k) for e in plan for k in e.cutoffs)}
     frames, missing, empty = [], {}, {}
     for run_index, run in enumerate(runs):
@@ -581,9 +583,4 @@ def _reassemble(runs, plan, results, parts) -> pd.DataFrame:
                 totals[key] = totals.get(key, 0) + count
             empty.setdefault(run.name, []).extend(attrs["empty_queries"][run.name])
         missing.update(totals)  # a background's count is the last run's, as in score_runs
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs["missing_documents"] = missing
-    out.attrs["empty_queries"] = empty
-    undefined = out[out["value"].isna()].groupby(["run", "metric"]).size()
-    out.attrs["undefined_values"] = {k: int(v) for k, v in undefined.items()}
-    return out
+    return tidy_table(frames, missing, empty)

@@ -37,6 +37,7 @@ __all__ = [
     "restrict_inputs",
     "parse_metric_list",
     "required_inputs",
+    "tidy_table",
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
@@ -294,7 +295,9 @@ class RankedInputs:
     # ---- other inputs -------------------------------------------------------------------
     def _per_pair(self, kind: Input, what: str) -> np.ndarray:
         """Values of the supplied ``kind`` (a series by (qid, docid) or by docid) at every ranked
-        position (NaN = padding)."""
+        position (NaN = padding), computed once per run."""
+        if kind in self.cache:
+            return self.cache[kind]
         table = self.supplied[kind]
         qids = np.repeat(self.run.qids, self.run.list_lengths)
         keep = np.concatenate([np.arange(n) < self.width for n in self.run.list_lengths])
@@ -311,20 +314,17 @@ class RankedInputs:
                 "position(s)); expected one for every ranked document within the cut-offs"
             )
         offsets = np.concatenate([[0], np.cumsum(self.list_lengths)]).astype(np.int64)
-        return pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
+        values = pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
+        self.cache[kind] = values
+        return values
 
     def polarisation(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` polarisation scores in rank order, and the list lengths."""
-        if "polarisation" not in self.cache:
-            self.cache["polarisation"] = self._per_pair(Input.POLARISATION, "polarisation score")
-        return self.cache["polarisation"], self.list_lengths
+        return self._per_pair(Input.POLARISATION, "polarisation score"), self.list_lengths
 
     def membership(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
-        if "membership" not in self.cache:
-            flags = self._per_pair(Input.GROUP_MEMBERSHIP, "group membership")
-            self.cache["membership"] = flags == 1.0
-        return self.cache["membership"], self.list_lengths
+        return self._per_pair(Input.GROUP_MEMBERSHIP, "group membership") == 1.0, self.list_lengths
 
     def relevance(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(n_queries, K)`` relevance (unjudged = not relevant), retrieval scores, lengths."""
@@ -505,7 +505,6 @@ def score_runs(
         inputs = RankedInputs(run, width, supplied, runner_options, collection_cache)
         if Input.TERM_STATISTICS in supplied:
             inputs.ranked_group_counts()  # every retrieved document is looked up once
-        blocks = []
         for entry in plan:
             measure = entry.request.measure
             extra = {}
@@ -513,12 +512,17 @@ def score_runs(
                 extra["aggregate"] = aggregates[entry.label, entry.cutoffs]
             values = measure.kernel(inputs, entry.cutoffs, **extra, **entry.parameters)
             values = np.asarray(values, dtype=np.float64)
-            blocks.append(_block(run, entry.label, measure.level, entry.cutoffs, values))
+            frames.append(_block(run, entry.label, measure.level, entry.cutoffs, values))
         report_missing.update(inputs.missing_documents)
-        frames.append(pd.concat(blocks, ignore_index=True))
+    return tidy_table(frames, report_missing, report_empty)
+
+
+def tidy_table(frames: Sequence[pd.DataFrame], missing: dict, empty: dict) -> pd.DataFrame:
+    """``frames`` as one table with the ``attrs`` of :func:`score_runs`: ``missing`` and
+    ``empty`` as given, and the NaN values counted per (run, metric)."""
     out = pd.concat(frames, ignore_index=True)
-    out.attrs["missing_documents"] = report_missing
-    out.attrs["empty_queries"] = report_empty
+    out.attrs["missing_documents"] = missing
+    out.attrs["empty_queries"] = empty
     undefined = out[out["value"].isna()].groupby(["run", "metric"]).size()
     out.attrs["undefined_values"] = {k: int(v) for k, v in undefined.items()}
     return out
