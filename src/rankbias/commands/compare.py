@@ -42,6 +42,11 @@ def plot_file(text: str) -> str:
     return text
 
 
+def add_plot_argument(parser, what: str) -> None:
+    """``--plot FILE``: ``what``, drawn into a .png or .svg file."""
+    parser.add_argument("--plot", type=plot_file, metavar="FILE", help=f"{what} (.png or .svg)")
+
+
 def register(subparsers) -> None:
     """Add the ``compare`` command to the ``rankbias`` parser."""
     parser = subparsers.add_parser(
@@ -74,12 +79,7 @@ def register(subparsers) -> None:
     parser.add_argument("--confidence", type=probability, default=0.95, metavar="C")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm")
     parser.add_argument("--alpha", type=probability, default=0.05, metavar="A")
-    parser.add_argument(
-        "--plot",
-        type=plot_file,
-        metavar="FILE",
-        help="a forest plot of the differences and intervals (.png or .svg)",
-    )
+    add_plot_argument(parser, "a forest plot of the differences and intervals")
     parser.set_defaults(func=run_compare)
 
 

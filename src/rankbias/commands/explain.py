@@ -18,7 +18,7 @@ from rankbias.commands.collection import (
     collection_statistics,
     load_lexicon,
 )
-from rankbias.commands.compare import plot_file, seed
+from rankbias.commands.compare import add_plot_argument, seed
 from rankbias.commands.options import input_file, positive_int
 from rankbias.commands.progress import wanted
 from rankbias.errors import InputError
@@ -53,12 +53,7 @@ def register(subparsers) -> None:
         help="random orders of a Shapley estimate beyond 10 documents",
     )
     parser.add_argument("--seed", type=seed, default=0, metavar="N")
-    parser.add_argument(
-        "--plot",
-        type=plot_file,
-        metavar="FILE",
-        help="the lists as strips coloured by contribution (.png or .svg)",
-    )
+    add_plot_argument(parser, "the lists as strips coloured by contribution")
     parser.set_defaults(func=run_explain)
 
 
