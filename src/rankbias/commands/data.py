@@ -117,13 +117,11 @@ def run_verify(args: argparse.Namespace) -> int:
     checks = verify(args.dest, args.names or ["all"])
     bad = []
     for check in checks:
-        if check.status == "ok":
-            print(f"ok       {check.resource.name}")
-        elif check.status == "missing":
-            print(f"missing  {check.resource.name}  ({check.path})")
+        where = "" if check.status == "ok" else f"  ({check.path})"
+        print(f"{check.status:<8} {check.resource.name}{where}")
+        if check.status == "missing":
             bad.append(f"{check.path} missing")
-        else:
-            print(f"differs  {check.resource.name}  ({check.path})")
+        elif check.status == "differs":
             bad.append(
                 f"{check.path}: expected sha256 {check.resource.sha256} "
                 f"({check.resource.size} bytes), found sha256 {check.found_sha256} "
