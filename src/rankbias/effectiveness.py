@@ -1,12 +1,7 @@
-"""Effectiveness of runs, through ``ir_measures`` (never re-implemented here).
-
-The book's Conventions page, section "Effectiveness": MRR@10, nDCG@10 and any other measure
-``ir_measures`` parses (``R@100``, ``AP``, …). The result is the package's tidy format, one row per
-(run, qid, metric, cutoff) with a ``value`` column, so effectiveness and bias tables join on ``run``
-and ``qid``.
-
-A judged query for which a run retrieved nothing scores 0 (as with ``trec_eval -c``) and is
-counted in ``frame.attrs["unretrieved"]``, so that it is reported, not silently averaged in.
+"""Effectiveness of runs through ``ir_measures`` (the book's Conventions page, "Effectiveness"),
+in the package's tidy format ``run, qid, metric, cutoff, value``, so that effectiveness and bias
+tables join on ``run`` and ``qid``.  A judged query a run retrieved nothing for scores 0 (as with
+``trec_eval -c``) and is counted in ``attrs["unretrieved"]``.
 """
 
 from __future__ import annotations
