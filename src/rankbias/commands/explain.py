@@ -1,11 +1,9 @@
 """``rankbias explain``: which documents make a list biased?
 
-One row per document of each list, down to each measure's cut-off: its rank, docid, group
-counts and its contribution to the value ``rankbias score`` reports, with the kind of
-contribution (:mod:`rankbias.analysis.explain`: exact shares that add up to the value for RaB,
-ARaB, FaiRR and NFaiRR; Shapley values for the exposure measures).  ``--top-terms`` prints
-the terms that weigh most in each list; ``--plot`` draws each list as a strip of documents
-coloured by their contribution.  The collection is read on this machine (``--engine local``).
+One row per document of each list, down to each measure's cut-off, with its contribution to the
+value ``rankbias score`` reports (:mod:`rankbias.analysis.explain`: exact shares that add up to
+the value for RaB, ARaB, FaiRR and NFaiRR; Shapley values for the exposure measures).  The
+collection is read on this machine (``--engine local``).
 """
 
 from __future__ import annotations
