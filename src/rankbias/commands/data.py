@@ -121,7 +121,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"{check.status:<8} {check.resource.name}{where}")
         if check.status == "missing":
             bad.append(f"{check.path} missing")
-        elif check.status == "differs":
+        elif check.status != "ok":
             bad.append(
                 f"{check.path}: expected sha256 {check.resource.sha256} "
                 f"({check.resource.size} bytes), found sha256 {check.found_sha256} "
