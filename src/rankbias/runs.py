@@ -396,6 +396,17 @@ def _score(text: str, where: str, lineno: int) -> float:
     raise located(where, lineno, f"score {text!r} {problem}")
 
 
+def _once(seen: dict, key: tuple, where: str, lineno: int, found: str, each: str) -> None:
+    """Refuse ``key`` (``(qid, ...)``) if an earlier line, of the same query, already used it."""
+    if (first := seen.setdefault(key, lineno)) != lineno:
+        expected = (
+            "one judgement per pair" if each == "judgement" else f"each {each} once per query"
+        )
+        raise located(
+            where, lineno, f"{found} for query {key[0]} on line {first}; expected {expected}"
+        )
+
+
 def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
     """The line-by-line reader: slow, but names the first bad line precisely."""
     rows: list[tuple[str, str, float]] = []
@@ -409,20 +420,8 @@ def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
                 where, lineno, f"rank {rank_text!r} is negative; expected a rank ≥ 0 (usually 1…n)"
             )
         value = _score(score_text, where, lineno)
-        if (first := doc_line.setdefault((qid, docid), lineno)) != lineno:
-            raise located(
-                where,
-                lineno,
-                f"document {docid} already listed for query {qid} on line {first}; expected "
-                "each document once per query",
-            )
-        if (first := rank_line.setdefault((qid, rank), lineno)) != lineno:
-            raise located(
-                where,
-                lineno,
-                f"rank {rank} already used for query {qid} on line {first}; "
-                "expected each rank once per query",
-            )
+        _once(doc_line, (qid, docid), where, lineno, f"document {docid} already listed", "document")
+        _once(rank_line, (qid, rank), where, lineno, f"rank {rank} already used", "rank")
         rows.append((qid, docid, value))
     return pd.DataFrame(rows, columns=["qid", "docid", "score"])
 
@@ -501,13 +500,7 @@ def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
         if not _INT64_MIN <= relevance <= _INT64_MAX:
             expected = f"expected a grade between {_INT64_MIN} and {_INT64_MAX} (usually 0…4)"
             raise located(where, lineno, f"relevance {rel!r} is out of range; {expected}")
-        if (first := seen.setdefault((qid, docid), lineno)) != lineno:
-            raise located(
-                where,
-                lineno,
-                f"document {docid} already judged for query {qid} on line {first}; "
-                "expected one judgement per pair",
-            )
+        _once(seen, (qid, docid), where, lineno, f"document {docid} already judged", "judgement")
         rows.append((qid, docid, relevance))
     frame = pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
     frame["relevance"] = frame["relevance"].astype(np.int64)
