@@ -143,7 +143,10 @@ def _split_pair(where: str, number: int, line: str, names: str) -> tuple[str, st
 
 
 def _check_field(where: str, number: int, line: str, value: str, what: str, names: str) -> None:
-    """Refuse a quoted ``value`` or one with a control or format character (zero-width space)."""
+    """Refuse an empty or quoted ``value``, or one with a control or format character (a
+    zero-width space)."""
+    if not value:
+        raise located(where, number, f"empty {what} in {line!r}; expected '{names}'")
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         raise located(
             where,
@@ -236,10 +239,6 @@ def _lexicon_from_lines(
                 f"found the header line {line!r} after line {first_number}; expected a header "
                 "only on the first line (were two word lists joined?)",
             )
-        if not term:
-            raise located(where, number, f"empty term in {line!r}; expected 'term,group'")
-        if not group:
-            raise located(where, number, f"empty group label in {line!r}; expected 'term,group'")
         _check_field(where, number, line, term, "term", "term,group")
         _check_field(where, number, line, group, "group label", "term,group")
         if any(ch.isspace() for ch in term):
@@ -288,8 +287,6 @@ def _pairs_from_lines(where: str, lines: list[tuple[int, str]]) -> tuple[tuple[s
         female, male = _split_pair(where, number, line, "female,male")
         fields = (normalise_term(female), normalise_term(male))
         for term in fields:
-            if not term:
-                raise located(where, number, f"empty term in {line!r}; expected 'female,male'")
             _check_field(where, number, line, term, "term", "female,male")
             if term in seen:
                 raise located(
