@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rankbias.errors import InputError, expect_type, located
-from rankbias.inputs import PrefixedStream
+from rankbias.inputs import BOM, GZIP_MAGIC, PrefixedStream, check_gzip_name, complete_lines_end
 from rankbias.lexicon import Lexicon
 from rankbias.text import TOKENIZERS, DocStats, TermMatcher
 
@@ -80,8 +80,6 @@ def _line_too_long(label: str, offset: int, limit: int) -> InputError:
     )
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-UTF8_BOM = b"\xef\xbb\xbf"
 _EXPECTED = "expected 'docid<TAB>text' lines"
 
 
@@ -310,36 +308,22 @@ def _open_source(path: str | Path) -> _Source:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
     except OSError as exc:
         raise _cannot_read(label, exc) from None
+    regular = stat.S_ISREG(info.st_mode)
     try:
-        if stat.S_ISREG(info.st_mode):
-            head = os.pread(handle.fileno(), 3, 0)
-        else:
-            head = handle.read(3)  # a pipe or device: read, never seek
-    except OSError as exc:
+        try:
+            # a pipe or device is read, never seeked
+            head = os.pread(handle.fileno(), 3, 0) if regular else handle.read(3)
+        except OSError as exc:
+            raise _cannot_read(label, exc) from None
+        check_gzip_name(label, head[:2], "collection")  # the rule of every other reader
+    except InputError:
         handle.close()
-        raise _cannot_read(label, exc) from None
-    if path.name.endswith(".gz") and head[:2] != GZIP_MAGIC:
-        handle.close()  # the same rule as every other reader (rankbias.inputs)
-        raise InputError(
-            f"{label}: the name ends in '.gz' but the content is not gzip-compressed "
-            f"(first bytes {head[:2]!r}); expected a gzip-compressed collection, or rename the file"
-        )
-    if stat.S_ISREG(info.st_mode):
-        if head[:2] == GZIP_MAGIC:
-            return _Source(label, path, "gzip", 0, handle, b"")
-        return _Source(label, path, "ranges", 3 if head == UTF8_BOM else 0, handle, b"")
-    return _Source(label, path, "gzip" if head[:2] == GZIP_MAGIC else "stream", 0, handle, head)
-
-
-def _complete_lines_end(data: bytes) -> int:
-    """Length of the longest prefix of ``data`` that ends with a complete line break."""
-    last = max(data.rfind(b"\n"), data.rfind(b"\r"))
-    if last < 0:
-        return 0
-    if data[last] == 13 and last == len(data) - 1:  # a \r whose \n may follow: wait for it
-        earlier = max(data.rfind(b"\n", 0, last), data.rfind(b"\r", 0, last))
-        return earlier + 1
-    return last + 1
+        raise
+    if head[:2] == GZIP_MAGIC:
+        return _Source(label, path, "gzip", 0, handle, b"" if regular else head)
+    if regular:
+        return _Source(label, path, "ranges", 3 if head == BOM else 0, handle, b"")
+    return _Source(label, path, "stream", 0, handle, head)
 
 
 def stream_blocks(
@@ -374,10 +358,10 @@ def stream_blocks(
             return
         if first:
             first = False
-            if chunk.startswith(UTF8_BOM):
+            if chunk.startswith(BOM):
                 chunk, offset = chunk[3:], 3
         data = carry + chunk if carry else chunk
-        cut = _complete_lines_end(data)
+        cut = complete_lines_end(data)
         if cut == 0:
             if len(data) > max_line_bytes:
                 raise _line_too_long(label, offset, max_line_bytes)

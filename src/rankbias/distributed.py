@@ -281,28 +281,32 @@ def _read_into(handle) -> Callable[[int, int], memoryview]:
     return read_into
 
 
-def _size_unless_gzip(handle) -> int | None:
-    """The file's size; ``None`` if it is gzip-compressed (told by its magic bytes)."""
-    from rankbias.collection import GZIP_MAGIC
-
-    return None if handle.read(2) == GZIP_MAGIC else handle.seek(0, os.SEEK_END)
-
-
 def plan_partitions(
-    location: str, target_bytes: int, max_line_bytes: int = MAX_LINE_BYTES, label: str = ""
+    location: str,
+    target_bytes: int | None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    label: str = "",
+    threads: int = 1,
 ) -> list[tuple[int, int]]:
     """Line-aligned byte ranges ``[start, end)`` of about ``target_bytes`` covering the file
-    (:func:`rankbias.collection.range_cuts`); a compressed file is one range ``(0, -1)``, the
-    whole decompressed stream.  ``label`` names the file in messages (default: ``location``)."""
+    (:func:`rankbias.collection.range_cuts`); a compressed file (told by its magic bytes) is one
+    range ``(0, -1)``, the whole decompressed stream.  ``target_bytes`` ``None``: a few ranges
+    per each of ``threads`` worker threads, within the bounds.  ``label`` names the file in
+    messages (default: ``location``)."""
     from rankbias.collection import range_cuts
+    from rankbias.inputs import GZIP_MAGIC
 
     with _open_raw(location) as handle:
-        size = _size_unless_gzip(handle)
-        if size is None:
+        if handle.read(2) == GZIP_MAGIC:
             return [(0, -1)]
+        size = handle.seek(0, os.SEEK_END)
+        if not target_bytes:
+            target_bytes = math.ceil(size / (PARTITIONS_PER_THREAD * threads))
+            target_bytes = min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, target_bytes))
         target = max(1, int(target_bytes))
-        label = label or location
-        return list(range_cuts(_read_at(handle), 0, size, target, max_line_bytes, label))
+        return list(
+            range_cuts(_read_at(handle), 0, size, target, max_line_bytes, label or location)
+        )
 
 
 def count_byte_range(
@@ -325,6 +329,7 @@ def count_byte_range(
     line counted from ``start``; messages name ``label`` (default: ``location``).
     """
     from rankbias import collection as c
+    from rankbias.inputs import BOM, file_identity
     from rankbias.text import TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
@@ -333,15 +338,13 @@ def count_byte_range(
     blocks, n_lines = [], 0
     with _open_raw(location) as handle:
         if expected is not None and not _is_url(location):
-            status = os.fstat(handle.fileno())
-            found = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-            if found != expected:
+            if file_identity(handle.fileno()) != expected:  # the file opened, not the path
                 raise FileChangedError(location)
         if end == -1:
             tasks = c.stream_blocks(handle, label, True, size, max_line_bytes)
         else:
             read_at, read_block = _read_at(handle), _read_into(handle)
-            start = 3 if start == 0 and read_at(0, 3) == c.UTF8_BOM else start
+            start = 3 if start == 0 and read_at(0, 3) == BOM else start
             cuts = c.range_cuts(read_at, start, end, size, max_line_bytes, label)
             tasks = ((c.read_range(read_block, *cut, max_line_bytes, label), cut[0], "the file")
                      for cut in cuts)  # fmt: skip
@@ -390,16 +393,10 @@ def iter_blocks_on_dask(
 
     location, label = _collection_location(collection)
     started = identity(location)
-    target = partition_bytes
-    if not target:  # a few partitions per worker thread, within the bounds
-        with _open_raw(location) as handle:
-            size = _size_unless_gzip(handle) or 0
-        target = math.ceil(size / (PARTITIONS_PER_THREAD * _total_threads(client)))
-        target = min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, target))
-    ranges = plan_partitions(location, target, max_line_bytes, label)
+    threads = _total_threads(client)
     calls = [
         (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes, label)
-        for a, b in ranges
+        for a, b in plan_partitions(location, partition_bytes, max_line_bytes, label, threads)
     ]
     lines_before, hashes = 0, []  # 16 bytes per document, not the text
     try:

@@ -167,7 +167,8 @@ def _read_failed(name: str, what: str, exc: OSError) -> InputError:
     return located(name, None, f"reading failed ({exc.strerror or exc}); expected a {what}")
 
 
-def _check_suffix(name: str, head: bytes, what: str) -> None:
+def check_gzip_name(name: str, head: bytes, what: str) -> None:
+    """Refuse a name ending in ``.gz`` on content whose first bytes ``head`` are not gzip's."""
     if name.endswith(".gz") and head != GZIP_MAGIC:
         raise located(
             name,
@@ -189,7 +190,7 @@ def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
             raw = getattr(source, "buffer", source) if isinstance(source, io.TextIOBase) else source
         head = _read_head(raw, name, what)
         stream = io.BufferedReader(PrefixedStream(head, raw), _CHUNK)
-        _check_suffix(name, head, what)
+        check_gzip_name(name, head, what)
         if head == GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")
         yield io.BufferedReader(_Guarded(stream, name, what), _CHUNK)
@@ -204,7 +205,7 @@ def read_bytes(source: Source, what: str = "file") -> bytes:
                 data = raw.read()
             except OSError as exc:
                 raise _read_failed(name, what, exc) from None
-        _check_suffix(name, data[:2], what)
+        check_gzip_name(name, data[:2], what)
         if data[:2] != GZIP_MAGIC:
             return data.removeprefix(BOM)
         source = io.BytesIO(data)
@@ -250,6 +251,18 @@ def refuse_inner_bom(data: bytes, name: str) -> None:
     raise located(name, number, _INNER_BOM.format(where=f"at column {column}"))
 
 
+def complete_lines_end(data: bytes) -> int:
+    """Length of the longest prefix of ``data`` that ends with a complete line break (a final
+    ``\\r`` may be the start of ``\\r\\n``: the line it ends is not complete yet)."""
+    last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if last < 0:
+        return 0
+    if data[last] == 13 and last == len(data) - 1:
+        earlier = max(data.rfind(b"\n", 0, last), data.rfind(b"\r", 0, last))
+        return earlier + 1
+    return last + 1
+
+
 def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
     number = 0
     carry = b""
@@ -262,14 +275,11 @@ def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
                 continue
             data = data.removeprefix(BOM)
             first = False
-        # keep the last (possibly incomplete) line, and a final '\r' that may precede '\n'
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        if cut == len(data) - 1 and data.endswith(b"\r"):
-            cut = max(data.rfind(b"\n", 0, cut), data.rfind(b"\r", 0, cut))
-        if cut < 0:
+        cut = complete_lines_end(data)
+        if cut == 0:
             carry = data
             continue
-        complete, carry = data[: cut + 1], data[cut + 1 :]
+        complete, carry = data[:cut], data[cut:]
         for raw in complete.splitlines():
             number += 1
             yield number, decode_line(raw, name, number)
@@ -294,10 +304,10 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
         yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)
 
 
-def file_identity(path: str | os.PathLike) -> tuple | None:
-    """What identifies a regular file's content for the length of a command: device, inode,
-    size and modification time; ``None`` for anything else (a pipe, a device), which is read
-    once as a stream anyway."""
+def file_identity(path: str | os.PathLike | int) -> tuple | None:
+    """What identifies a regular file's content (``path``, or an open file's descriptor) for
+    the length of a command: device, inode, size and modification time; ``None`` for anything
+    else (a pipe, a device), which is read once as a stream anyway."""
     status = os.stat(path)
     if not stat.S_ISREG(status.st_mode):
         return None
