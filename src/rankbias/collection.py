@@ -33,7 +33,7 @@ import numpy as np
 from rankbias.errors import InputError, expect_type, located
 from rankbias.inputs import BOM, GZIP_MAGIC, PrefixedStream, check_gzip_name, complete_lines_end
 from rankbias.lexicon import Lexicon
-from rankbias.text import TOKENIZERS, DocStats, TermMatcher
+from rankbias.text import DocStats, TermMatcher
 
 __all__ = [
     "DEFAULT_BLOCK_BYTES",
@@ -44,6 +44,8 @@ __all__ = [
     "range_cuts",
     "read_range",
     "check_unique",
+    "checked_blocks",
+    "concat_stats",
     "docids_at_lines",
     "iter_blocks",
     "iter_collection_stats",
@@ -445,15 +447,18 @@ def _block_counter(matcher: TermMatcher, per_term: bool):
     return run
 
 
-def _located_blocks(blocks: Iterator[Block], label: str) -> Iterator[Block]:
-    """Turn block-relative errors into ``file:line`` errors."""
-    lines_before = 0
+def checked_blocks(blocks: Iterable[Block], label: str, docid_at) -> Iterator[Block]:
+    """``blocks`` of one collection, in order, a :class:`BlockError` turned into a ``file:line``
+    error, then checked for repeated docids (:func:`check_unique`, ``docid_at`` as there)."""
+    lines_before, hashes = 0, []  # 16 bytes per document, not the text
     try:
         for block in blocks:
+            hashes.append((block.hashes, block.hashes2))
             yield block
             lines_before += len(block.lengths)
     except BlockError as exc:
         raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
+    check_unique(hashes, label, docid_at)
 
 
 def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
@@ -545,20 +550,15 @@ def iter_blocks(
         tasks = stream_blocks(raw, label, source.kind == "gzip", block_bytes, max_line_bytes)
         run = _block_counter(matcher, per_term)
 
+    def docid_at(lines):
+        return docids_at_lines(open(source.path, "rb"), lines)
+
+    rereadable = stat.S_ISREG(os.fstat(source.handle.fileno()).st_mode)  # not a pipe
+
     def blocks():
-        hashes = []
-        try:
-            for block in _located_blocks(_ordered(run, tasks, workers), label):
-                hashes.append((block.hashes, block.hashes2))
-                yield block
-        finally:
-            source.handle.close()
-        rereadable = stat.S_ISREG(os.stat(source.path).st_mode)
-        check_unique(
-            hashes,
-            source.label,
-            (lambda lines: docids_at_lines(open(source.path, "rb"), lines)) if rereadable else None,
-        )
+        with source.handle:
+            counted = _ordered(run, tasks, workers)
+            yield from checked_blocks(counted, label, docid_at if rereadable else None)
 
     return matcher, blocks()
 
@@ -575,8 +575,6 @@ def iter_collection_stats(
     """Stream the statistics of a collection file (module docstring), one :class:`DocStats` per
     block of about ``block_bytes``, on ``workers`` threads (default: all cores); a repeated
     docid is found when the stream ends."""
-    if tokenizer not in TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
     matcher, blocks = iter_blocks(
         path, lexicon, tokenizer, per_term, workers, block_bytes, max_line_bytes
     )
@@ -594,8 +592,13 @@ def read_collection_stats(
 ) -> DocStats:
     """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
     parts = list(iter_collection_stats(path, lexicon, tokenizer, per_term, workers, block_bytes))
+    return concat_stats(parts, path)
+
+
+def concat_stats(parts: list[DocStats], label) -> DocStats:
+    """The blocks' statistics as one :class:`DocStats`; none is an error naming ``label``."""
     if not parts:
-        raise located(path, None, f"the collection is empty; {_EXPECTED}")
+        raise located(label, None, f"the collection is empty; {_EXPECTED}")
     return DocStats.concat(parts)
 
 
@@ -635,16 +638,18 @@ def stats_from_pairs(
     tabs and line breaks in a text become spaces, docid rules as for files; messages name
     ``label`` and the document's 1-based position as its line."""
     matcher = TermMatcher(lexicon, tokenizer)
-    workers = workers or os.cpu_count() or 1
     tasks = _pair_blocks(pairs, label, block_bytes)
-    counted = _ordered(_block_counter(matcher, per_term), tasks, workers)
-    blocks = list(_located_blocks(counted, label))
-    if not blocks:
+    counted = _ordered(_block_counter(matcher, per_term), tasks, workers or os.cpu_count() or 1)
+    parts: list[DocStats] = []
+
+    def docid_at(lines):  # only on a repeat: the documents are all counted by then
+        return DocStats.concat(parts).docids[lines].tolist()
+
+    for block in checked_blocks(counted, label, docid_at):
+        parts.append(block.stats(matcher))
+    if not parts:
         raise InputError(f"{label}: the collection is empty")
-    stats = DocStats.concat([b.stats(matcher) for b in blocks])
-    hashes = [(b.hashes, b.hashes2) for b in blocks]
-    check_unique(hashes, label, lambda lines: [stats.docids[i] for i in lines])
-    return stats
+    return DocStats.concat(parts)
 
 
 def iter_documents(source: str | Path) -> Iterator[tuple[str, str]]:

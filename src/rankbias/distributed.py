@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
     import pandas as pd
@@ -389,7 +389,7 @@ def iter_blocks_on_dask(
     :func:`rankbias.collection.iter_blocks`.  ``partition_bytes`` defaults
     to a few partitions per worker thread, at most :data:`MAX_PARTITION_BYTES`.
     """
-    from rankbias.collection import BlockError, check_unique, docids_at_lines
+    from rankbias.collection import checked_blocks, docids_at_lines
 
     location, label = _collection_location(collection)
     started = identity(location)
@@ -398,20 +398,21 @@ def iter_blocks_on_dask(
         (location, a, b, lexicon, tokenizer, per_term, started, max_line_bytes, label)
         for a, b in plan_partitions(location, partition_bytes, max_line_bytes, label, threads)
     ]
-    lines_before, hashes = 0, []  # 16 bytes per document, not the text
-    try:
+
+    def counted() -> Iterator[Block]:
         with contextlib.closing(
             _ordered_results(client, count_byte_range, calls, "partitions", "partition", progress)
         ) as results:
             for blocks in results:
-                for block in blocks:
-                    hashes.append((block.hashes, block.hashes2))
-                    lines_before += len(block.lengths)
-                    yield block
-        if identity(location) != started:
+                yield from blocks
+        if identity(location) != started:  # before the repeated docids are confirmed
             raise FileChangedError(location)
-    except BlockError as exc:
-        raise located(label, lines_before + exc.line_in_block + 1, exc.message) from None
+
+    def docid_at(lines):
+        return docids_at_lines(_open_raw(location), lines)
+
+    try:
+        yield from checked_blocks(counted(), label, docid_at)
     except FileChangedError:
         raise InputError(
             f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
@@ -422,7 +423,6 @@ def iter_blocks_on_dask(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
             "worker can see (a shared file system) or an fsspec URL"
         ) from None
-    check_unique(hashes, label, lambda lines: docids_at_lines(_open_raw(location), lines))
 
 
 def collection_stats_on_dask(
@@ -435,17 +435,15 @@ def collection_stats_on_dask(
     progress: bool | None = None,
 ) -> DocStats:
     """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
-    from rankbias.text import DocStats, TermMatcher
+    from rankbias.collection import concat_stats
+    from rankbias.text import TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
     blocks = iter_blocks_on_dask(
         client, collection, lexicon, tokenizer, per_term, partition_bytes, progress
     )
     parts = [block.stats(matcher) for block in blocks]
-    if not parts:
-        _, label = _collection_location(collection)
-        raise located(label, None, "the collection is empty; expected 'docid<TAB>text' lines")
-    return DocStats.concat(parts)
+    return concat_stats(parts, _collection_location(collection)[1])
 
 
 # ---- scoring on the cluster ----------------------------------------------------------------
