@@ -163,7 +163,7 @@ def collection_statistics(
     """The :class:`~rankbias.text.DocStats` of ``--collection``, with a progress bar;
     ``check()``, if given, is called after every block of a collection file (it raises to stop
     the reading)."""
-    from rankbias import collection, text
+    from rankbias import collection
 
     if not Path(args.collection).exists():
         pairs = ir_datasets_pairs(args.collection, show_progress, description)
@@ -175,8 +175,4 @@ def collection_statistics(
         parts.append(block.stats(matcher))
         if check is not None:
             check()
-    if not parts:
-        raise InputError(
-            f"{args.collection}: the collection is empty; expected 'docid<TAB>text' lines"
-        )
-    return text.DocStats.concat(parts)
+    return collection.concat_stats(parts, args.collection)
