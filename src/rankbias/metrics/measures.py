@@ -20,6 +20,7 @@ each entry point names a :class:`Measure`, a sequence of them, or a module that 
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import math
 import re
@@ -350,6 +351,9 @@ def _declaration(measure: Measure) -> tuple:
     package declare one measure."""
 
     def named(function):
+        if isinstance(function, functools.partial):  # a shared kernel with its own key
+            keywords = {k: named(v) if callable(v) else v for k, v in function.keywords.items()}
+            return named(function.func), function.args, sorted(keywords.items())
         return None if function is None else (function.__qualname__, function.__name__)
 
     return (

@@ -30,6 +30,7 @@ exceed 37: use ``min_max`` for unbounded scores); ``"none"``: scores already in 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -290,38 +291,36 @@ def _per_query_table(inputs, cutoffs, score_normalisation, female, male):
     return tables
 
 
-def _query_kernel(column: str, group: str):
-    def kernel(inputs, cutoffs, score_normalisation="min_max", female="f", male="m"):
-        tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
-        out = np.full((inputs.n_queries, len(cutoffs)), np.nan)
-        for j, k in enumerate(cutoffs):
-            table = tables[k][tables[k]["group"] == group]
-            out[table["qid"].to_numpy(dtype=np.int64), j] = table[column].to_numpy()
-        return out
+def _query_kernel(
+    inputs, cutoffs, score_normalisation="min_max", female="f", male="m", *, column, group
+):
+    tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
+    out = np.full((inputs.n_queries, len(cutoffs)), np.nan)
+    for j, k in enumerate(cutoffs):
+        table = tables[k][tables[k]["group"] == group]
+        out[table["qid"].to_numpy(dtype=np.int64), j] = table[column].to_numpy()
+    return out
 
-    return kernel
 
-
-def _system_kernel(statistic: str):
-    def kernel(inputs, cutoffs, score_normalisation="min_max", female="f", male="m", ddof=0):
-        tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
-        out = np.full(len(cutoffs), np.nan)
-        for j, k in enumerate(cutoffs):
-            table = tables[k]
-            if statistic == "delta_a_prf":
-                out[j] = delta_a_prf(table)
-                continue
-            male_values = _group_values(table, "nprf", "m")
-            female_values = _group_values(table, "nprf", "f")
-            if min(male_values.size, female_values.size) <= (ddof if statistic == "ts" else 0):
-                continue  # undefined: too few queries of a group (NaN, counted by the scorer)
-            if statistic == "pd":
-                out[j] = pairwise_difference(male_values, female_values)
-            else:
-                out[j] = t_statistic_squared(male_values, female_values, ddof=ddof)
-        return out
-
-    return kernel
+def _system_kernel(
+    inputs, cutoffs, score_normalisation="min_max", female="f", male="m", ddof=0, *, statistic
+):
+    tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
+    out = np.full(len(cutoffs), np.nan)
+    for j, k in enumerate(cutoffs):
+        table = tables[k]
+        if statistic == "delta_a_prf":
+            out[j] = delta_a_prf(table)
+            continue
+        male_values = _group_values(table, "nprf", "m")
+        female_values = _group_values(table, "nprf", "f")
+        if min(male_values.size, female_values.size) <= (ddof if statistic == "ts" else 0):
+            continue  # undefined: too few queries of a group (NaN, counted by the scorer)
+        if statistic == "pd":
+            out[j] = pairwise_difference(male_values, female_values)
+        else:
+            out[j] = t_statistic_squared(male_values, female_values, ddof=ddof)
+    return out
 
 
 for _column, _title in (("prf", "PRF"), ("nprf", "nPRF")):
@@ -336,7 +335,7 @@ for _column, _title in (("prf", "PRF"), ("nprf", "nPRF")):
                 "beutel2019pairwise; li2022debiasing Eq. 2" + ("–3" if _column == "nprf" else ""),
                 HigherIs.NEITHER,
                 _INPUTS,
-                _query_kernel(_column, _group),
+                functools.partial(_query_kernel, column=_column, group=_group),
                 _OPTIONS,
                 display=f"{_title}_{_group}",
             )
@@ -372,7 +371,7 @@ for _name, _display, _definition, _reference, _extra in (
             _reference,
             HigherIs.MORE_BIASED,
             _INPUTS,
-            _system_kernel(_name),
+            functools.partial(_system_kernel, statistic=_name),
             _OPTIONS + _extra,
             level="system",
             display=_display,

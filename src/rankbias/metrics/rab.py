@@ -14,6 +14,7 @@ released notebooks differ on it, and swapping the groups flips it.  An empty lis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -115,37 +116,31 @@ _REFERENCE = "rekabsaz2020neural; klasnja2022characteristics Eq. 1–3"
 _PARTS = {"": None, "_f": "female", "_m": "male"}
 
 
-def _rank_bias_kernel(key: str):
+def _rank_bias_kernel(inputs, cutoffs, magnitude="tc", female="f", male="m", *, key):
     """The kernel of one output of :func:`rank_bias` (``rab``, ``arab_f``, …)."""
-
-    def kernel(inputs, cutoffs, magnitude="tc", female="f", male="m"):
-        cache_key = ("rank_bias", magnitude, female, male, tuple(cutoffs))
-        if cache_key not in inputs.cache:
-            groups = inputs.collection.groups
-            if len(groups) != 2:
-                raise InputError(
-                    f"RaB/ARaB need exactly two groups; the word list has {list(groups)}"
-                )
-            collection = inputs.collection
-            per_document = inputs.per_collection(
-                ("magnitudes", magnitude),
-                lambda: document_magnitudes(
-                    collection.group_counts,
-                    magnitude,
-                    collection.log_tf_sums() if magnitude == "tf_paper" else None,
-                ),
-            )
-            magnitudes = inputs.ranked(per_document, 0.0)
-            inputs.cache[cache_key] = rank_bias(
-                magnitudes,
-                inputs.list_lengths,
-                cutoffs,
-                inputs.group_column(female),
-                inputs.group_column(male),
-            )
-        return inputs.cache[cache_key][key]
-
-    return kernel
+    cache_key = ("rank_bias", magnitude, female, male, tuple(cutoffs))
+    if cache_key not in inputs.cache:
+        groups = inputs.collection.groups
+        if len(groups) != 2:
+            raise InputError(f"RaB/ARaB need exactly two groups; the word list has {list(groups)}")
+        collection = inputs.collection
+        per_document = inputs.per_collection(
+            ("magnitudes", magnitude),
+            lambda: document_magnitudes(
+                collection.group_counts,
+                magnitude,
+                collection.log_tf_sums() if magnitude == "tf_paper" else None,
+            ),
+        )
+        magnitudes = inputs.ranked(per_document, 0.0)
+        inputs.cache[cache_key] = rank_bias(
+            magnitudes,
+            inputs.list_lengths,
+            cutoffs,
+            inputs.group_column(female),
+            inputs.group_column(male),
+        )
+    return inputs.cache[cache_key][key]
 
 
 for _base, _text in (
@@ -164,7 +159,7 @@ for _base, _text in (
                 reference=_REFERENCE,
                 higher_is=HigherIs.SIGNED if not _group else HigherIs.NEITHER,
                 inputs=(Input.TERM_STATISTICS,),
-                kernel=_rank_bias_kernel(_name),
+                kernel=functools.partial(_rank_bias_kernel, key=_name),
                 parameters=(MAGNITUDE, FEMALE, MALE),
                 display={"rab": "RaB", "arab": "ARaB"}[_base] + _suffix,
                 label=lambda params, b=_base, s=_suffix: f"{b}_{params['magnitude']}{s}",

@@ -9,6 +9,7 @@ reads position ``min(k, length) - 1`` of a cumulative sum: all cutoffs in one pa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -69,15 +70,15 @@ def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> n
 def per_list_kernel(accessor: str, function):
     """A measure kernel: ``function(values[i, :k'], **parameters)`` for every query ``i`` and
     cutoff ``k``, NaN for an empty list; ``inputs.<accessor>()`` gives ``(values, lengths)``."""
+    return functools.partial(_per_list, accessor=accessor, function=function)
 
-    def kernel(inputs, cutoffs, **parameters):
-        values, lengths = getattr(inputs, accessor)()
-        out = np.full((len(lengths), len(cutoffs)), np.nan)
-        for i, length in enumerate(lengths):
-            for j, k in enumerate(cutoffs):
-                depth = min(int(k), int(length))
-                if depth:
-                    out[i, j] = function(values[i, :depth], **parameters)
-        return out
 
-    return kernel
+def _per_list(inputs, cutoffs, *, accessor, function, **parameters):
+    values, lengths = getattr(inputs, accessor)()
+    out = np.full((len(lengths), len(cutoffs)), np.nan)
+    for i, length in enumerate(lengths):
+        for j, k in enumerate(cutoffs):
+            depth = min(int(k), int(length))
+            if depth:
+                out[i, j] = function(values[i, :depth], **parameters)
+    return out

@@ -23,6 +23,7 @@ An empty list gives NaN everywhere.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -188,17 +189,14 @@ DISTANCE = Parameter(
 )
 
 
-def _family_kernel(key: str):
-    def kernel(inputs, cutoffs, targets=None):
-        cache_key = ("term_exposure_family", targets, tuple(cutoffs))
-        if cache_key not in inputs.cache:
-            counts, doc_lengths = inputs.ranked_group_counts()
-            inputs.cache[cache_key] = term_exposure_family(
-                counts, doc_lengths, inputs.list_lengths, cutoffs, targets
-            )
-        return inputs.cache[cache_key][key]
-
-    return kernel
+def _family_kernel(inputs, cutoffs, targets=None, *, key):
+    cache_key = ("term_exposure_family", targets, tuple(cutoffs))
+    if cache_key not in inputs.cache:
+        counts, doc_lengths = inputs.ranked_group_counts()
+        inputs.cache[cache_key] = term_exposure_family(
+            counts, doc_lengths, inputs.list_lengths, cutoffs, targets
+        )
+    return inputs.cache[cache_key][key]
 
 
 def _awrf_kernel(inputs, cutoffs, targets=None, distance="l1"):
@@ -257,7 +255,7 @@ for _name, _display, _definition, _reference, _higher in (
             _reference,
             _higher,
             (Input.TERM_STATISTICS,),
-            _family_kernel(_name),
+            functools.partial(_family_kernel, key=_name),
             () if _name == "rbdf" else (TARGETS,),
             display=_display,
         )
