@@ -111,9 +111,10 @@ distclean: clean
 	rm -rf $(VENV) data/build
 
 # ---- mutation testing --------------------------------------------------------------------
-# mutmut (settings: [tool.mutmut] in pyproject.toml) mutates metrics/, analysis/, runs.py and
-# text.py in a copy of the project under mutants/ (ignored by git), runs the tests that reach
-# each mutant, and keeps its results there: a second run re-checks only what changed
+# mutmut (settings: [tool.mutmut] in pyproject.toml) mutates metrics/, analysis/, runs.py,
+# text.py, scoring.py and collection.py in a copy of the project under mutants/ (ignored by
+# git), runs the tests that reach each mutant, and keeps its results there: a second run
+# re-checks only what changed
 # (`rm -rf mutants` starts afresh).  The score per area follows; `$(BIN)/mutmut results` lists
 # the survivors, `$(BIN)/mutmut show <name>` shows one.  Slow: about 13 000 mutants, hours on
 # two cores; MUTANTS='rankbias.metrics.*' (names or globs) re-checks only those.
