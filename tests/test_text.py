@@ -56,6 +56,8 @@ def test_document_stats_by_hand():
     # doc b: nothing here -> 2 tokens; no terms ('here' is not 'he')
     # doc c: señora y señor she he -> 5 tokens; f: señora, she = 2; m: he = 1
     assert stats.lengths.tolist() == [8, 2, 5]
+    # counts are integers, as the compiled scanner's are
+    assert stats.lengths.dtype == stats.group_counts.dtype == stats.term_counts.dtype == np.int64
     assert stats.groups == ("f", "m")
     assert stats.group_counts.tolist() == [[3, 3], [0, 0], [2, 1]]
     terms = list(stats.terms)  # her, she, señora, woman | he, him, man
@@ -285,6 +287,8 @@ def test_document_stats_refuses_repeated_or_non_text_docids():
         document_stats(["he", "she", "it"], LEX, docids=["a", "b", "a"])
     with pytest.raises(ValueError, match="docids: None at position 1 is a NoneType"):
         document_stats(["he", "she"], LEX, docids=["a", None])
+    with pytest.raises(ValueError, match="docids: 7 at position 1 is a int; expected distinct"):
+        document_stats(["he", "she"], LEX, docids=["a", 7])
     with pytest.raises(ValueError, match="docids: 1 docids for 2 texts; expected one each"):
         document_stats(["he", "she"], LEX, docids=["a"])
 

@@ -21,8 +21,7 @@ import numpy as np
 
 from rankbias.lexicon import Lexicon
 
-if TYPE_CHECKING:  # pandas and scipy are imported where used: `rankbias stats` needs neither
-    import pandas as pd
+if TYPE_CHECKING:  # scipy is imported where used: `rankbias stats` does not need it
     import scipy.sparse as sp
 
 __all__ = [
@@ -139,15 +138,6 @@ class DocStats:
         )
         return np.asarray((logs @ indicator).todense())
 
-    def to_frame(self) -> pd.DataFrame:
-        """Table ``docid, length, <one count column per group>``."""
-        import pandas as pd
-
-        frame = pd.DataFrame({"docid": self.docids, "length": self.lengths})
-        for j, group in enumerate(self.groups):
-            frame[group] = self.group_counts[:, j]
-        return frame
-
     @classmethod
     def concat(cls, parts: list[DocStats]) -> DocStats:
         """Stack statistics of consecutive blocks of one collection."""
@@ -193,11 +183,11 @@ class TermMatcher:
         return DocStats(docids, lengths, group_counts, self.groups, self.terms, self.term_group,
                         term_counts, self.tokenizer)  # fmt: skip
 
-    def count(self, texts: list[str], per_term: bool = False):
-        """``(lengths, group_counts, term_counts)`` of lower-cased texts, counted in Python
-        (``term_counts`` a sparse document × term matrix when ``per_term``, else ``None``): the
-        reference behind in-memory texts and the few collection lines the compiled scanner of
-        :mod:`rankbias.collection` leaves."""
+    def count(self, texts: list[str], per_term: bool):
+        """``(lengths, group_counts, term_counts)`` of texts (lower-cased by :func:`tokenize`),
+        counted in Python (``term_counts`` a sparse document × term matrix when ``per_term``,
+        else ``None``): the reference behind in-memory texts and the few collection lines the
+        compiled scanner of :mod:`rankbias.collection` leaves."""
         column = {term: i for i, term in enumerate(self.terms)}
         lengths = np.zeros(len(texts), dtype=np.int64)
         rows, cols = [], []
@@ -232,15 +222,14 @@ def document_stats(
     matcher = TermMatcher(lexicon, tokenizer)
     if isinstance(texts, str):
         raise TypeError("texts: expected an iterable of texts, found one str")
-    lowered = []
+    texts = list(texts)
     for position, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts: expected str, found {type(text).__name__} at {position}")
-        lowered.append(text.lower())
-    ids = [str(i) for i in range(len(lowered))] if docids is None else list(docids)
+    ids = [str(i) for i in range(len(texts))] if docids is None else list(docids)
     ids = np.array(ids, dtype=object)
-    if len(ids) != len(lowered):
-        raise ValueError(f"docids: {len(ids)} docids for {len(lowered)} texts; expected one each")
+    if len(ids) != len(texts):
+        raise ValueError(f"docids: {len(ids)} docids for {len(texts)} texts; expected one each")
     seen: set[str] = set()
     for position, docid in enumerate(ids):
         if not isinstance(docid, str) or docid in seen:
@@ -249,7 +238,7 @@ def document_stats(
                 f"docids: {docid!r} at position {position} is {found}; expected distinct strings"
             )
         seen.add(docid)
-    return matcher.stats(ids, *matcher.count(lowered, per_term))
+    return matcher.stats(ids, *matcher.count(texts, per_term))
 
 
 def unmatchable_terms(lexicon: Lexicon, tokenizer: str = "default") -> tuple[str, ...]:
