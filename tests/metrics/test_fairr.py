@@ -60,6 +60,20 @@ def test_ideal_over_collection_by_hand():
     )
 
 
+def test_ideal_over_a_large_collection_takes_exactly_the_k_most_neutral():
+    """Many distinct neutralities in no order: the ideal sums the k largest, best first (a
+    partial sort that keeps the wrong k-th document would change it), and a collection of no
+    document has no ideal."""
+    omega = np.random.default_rng(7).permutation(np.linspace(0.0, 1.0, 1001))
+    best = np.sort(omega)[::-1]
+    for k in (1, 2, 10, 300):
+        expected = sum(best[i] / math.log2(i + 2) for i in range(k))
+        np.testing.assert_allclose(ideal_fairr_collection(omega, [k])[0], expected)
+    assert np.isnan(ideal_fairr_collection(np.array([]), [5])).all()
+    with pytest.raises(ValueError, match=r"^omega: expected a 1-D array, found shape \(2, 3\)"):
+        ideal_fairr_collection(np.ones((2, 3)), [2])
+
+
 def test_nfairr_undefined_is_nan():
     out = nfairr(np.array([[0.0, 1.0]]), np.array([[0.0, 2.0]]))
     assert np.isnan(out[0, 0]) and out[0, 1] == 0.5

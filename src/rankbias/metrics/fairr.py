@@ -96,7 +96,7 @@ def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndar
     omega = as_array(omega, "omega", 1)
     check_values(omega, "omega")
     k_max = min(int(cutoff_positions(np.array([len(omega)]), cutoffs).max()), len(omega))
-    top = np.sort(np.partition(-omega, k_max - 1)[:k_max]) * -1.0 if k_max else omega[:0]
+    top = -np.sort(np.partition(-omega, k_max - 1)[:k_max]) if k_max else omega
     return ideal_fairr(top[None, :], np.array([len(top)]), cutoffs)[0]
 
 
