@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from rankbias.collection import read_collection_stats
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
-from rankbias.text import document_stats, tokenize, unmatchable_terms
+from rankbias.text import DocStats, document_stats, tokenize, unmatchable_terms
 
 LEX = Lexicon.from_mapping(
     {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m"}
@@ -71,6 +72,10 @@ def test_document_stats_by_hand():
     each = stats.rows_of_each([["c", "zz"], np.array([], dtype=object), ["a", "b", "a"]])
     assert [r.tolist() for r in each] == [[2, -1], [], [0, 1, 0]]
     assert stats.rows_of_each([]) == []
+    arrow = stats.rows_of_each([pa.array(["b", "q"]), np.array(["c"], dtype=object)])
+    assert [r.tolist() for r in arrow] == [[1, -1], [2]]
+    with pytest.raises(ValueError, match="^nothing to concatenate$"):
+        DocStats.concat([])
 
 
 def test_rows_on_parallel_slices(monkeypatch):
@@ -110,7 +115,7 @@ def test_log_tf_sums_by_hand():
 
 def test_unmatchable_terms_reported():
     lex = Lexicon.from_mapping({"mother-in-law": "f", "he": "m"})
-    assert unmatchable_terms(lex, "default") == ("mother-in-law",)
+    assert unmatchable_terms(lex, "default") == unmatchable_terms(lex) == ("mother-in-law",)
     assert unmatchable_terms(lex, "whitespace") == ()
     stats = document_stats(["my mother-in-law and he"], lex, tokenizer="whitespace")
     assert stats.group_counts.tolist() == [[1, 1]]

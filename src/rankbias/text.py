@@ -116,12 +116,8 @@ class DocStats:
 
         if not lists:
             return []
-        chunks = [
-            a if isinstance(a, pa.Array) else pa.array(np.asarray(a, dtype=object), pa.string())
-            for a in lists
-        ]
-        found = self.rows(pa.chunked_array(chunks, type=pa.string()))
-        return np.split(found, np.cumsum([len(c) for c in chunks])[:-1])
+        chunks = pa.chunked_array(lists, type=pa.string())  # Arrow arrays, lists or ndarrays
+        return np.split(self.rows(chunks), np.cumsum([len(c) for c in chunks.chunks])[:-1])
 
     def log_tf_sums(self) -> np.ndarray:
         """``(n_docs, n_groups)``: ``Σ_{t∈V_g, tf>0} ln tf(t, d)``, the TF magnitude of
