@@ -66,6 +66,12 @@ def test_document_stats_by_hand():
     assert dense[0, terms.index("she")] == 2 and dense[0, terms.index("her")] == 1
     assert dense[2, terms.index("señora")] == 1 and dense[2, terms.index("he")] == 1
     assert dense.sum() == 3 + 3 + 2 + 1
+    assert stats.to_frame().to_dict("list") == {
+        "docid": ["a", "b", "c"],
+        "length": [8, 2, 5],
+        "f": [3, 0, 2],
+        "m": [3, 0, 1],
+    }
     assert stats.rows(["c", "zz", "a"]).tolist() == [2, -1, 0]
     assert stats.rows(np.array(["b", "b"], dtype=object)).tolist() == [1, 1]
     assert stats.rows([]).tolist() == []

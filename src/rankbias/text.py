@@ -21,7 +21,8 @@ import numpy as np
 
 from rankbias.lexicon import Lexicon
 
-if TYPE_CHECKING:  # scipy is imported where used: `rankbias stats` does not need it
+if TYPE_CHECKING:  # pandas and scipy are imported where used: `rankbias stats` needs neither
+    import pandas as pd
     import scipy.sparse as sp
 
 __all__ = [
@@ -133,6 +134,15 @@ class DocStats:
             shape=(len(self.terms), len(self.groups)),
         )
         return np.asarray((logs @ indicator).todense())
+
+    def to_frame(self) -> pd.DataFrame:
+        """Table ``docid, length, <one count column per group>``."""
+        import pandas as pd
+
+        frame = pd.DataFrame({"docid": self.docids, "length": self.lengths})
+        for j, group in enumerate(self.groups):
+            frame[group] = self.group_counts[:, j]
+        return frame
 
     @classmethod
     def concat(cls, parts: list[DocStats]) -> DocStats:
