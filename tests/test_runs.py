@@ -599,3 +599,114 @@ def test_writers_name_an_argument_of_the_wrong_kind(tmp_path):
     with pytest.raises(ValueError, match=r"^qrels: .*missing \['relevance'\]"):
         write_qrels(tmp_path / "q.txt", pd.DataFrame({"qid": ["q"], "docid": ["d"]}))
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+# ---- the exact reader's messages, whole -------------------------------------------------------
+RUN_EXPECTED = "expected 6 fields: qid Q0 docid rank score tag separated by spaces or tabs"
+FIVE_80 = "q1 Q0 d1 2 " + "9" * 69  # five fields, 80 characters: shown whole
+FIVE_81 = FIVE_80 + "9"  # 81: shown cut at 80, with an ellipsis
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("q1 Q0 d1 2 2.0", f"found 5 field(s) in 'q1 Q0 d1 2 2.0'; {RUN_EXPECTED}"),
+        (FIVE_80, f"found 5 field(s) in '{FIVE_80}'; {RUN_EXPECTED}"),
+        (FIVE_81, f"found 5 field(s) in '{FIVE_80}…'; {RUN_EXPECTED}"),
+        (" \t", f"found a blank line; {RUN_EXPECTED}"),
+        (
+            "q1 Q0 d1 1.5 2.0 t",
+            "rank '1.5' is not an integer; expected ASCII digits with an optional sign, e.g. '1'",
+        ),
+        (
+            "q1 Q0 d1 1 2.0 t",
+            "rank 1 already used for query q1 on line 1; expected each rank once per query",
+        ),
+        (
+            "q1 Q0 d0 2 2.0 t",
+            "document d0 already listed for query q1 on line 1; expected each document once per "
+            "query",
+        ),
+    ],
+)
+def test_the_exact_run_reader_gives_its_whole_message(tmp_path, body, message):
+    path = tmp_path / "bad.run"
+    path.write_text(f"q1\tQ0\td0\t1\t9.0\tt\n{body}\n")  # tabs then spaces: the exact reader
+    with pytest.raises(InputError) as info:
+        read_run(path)
+    assert str(info.value) == f"{path}:2: {message}"
+
+
+def test_the_exact_reader_strips_spaces_and_tabs_only(tmp_path):
+    """Fields are separated by spaces or tabs; another character, even a vertical tab or an
+    'X', belongs to the field it touches."""
+    path = tmp_path / "edges.run"
+    path.write_text("X1\tQ0\tdX\t1\t2.0\tt\n\x0bq2 Q0 d\x0c 1 1.0 t \n")
+    run = read_run(path)
+    assert run.qids.tolist() == ["\x0bq2", "X1"]  # string order
+    assert run.docids.tolist() == ["d\x0c", "dX"]
+
+
+@pytest.mark.parametrize(
+    ("grade", "message"),
+    [
+        (
+            str(2**63),
+            f"relevance '{2**63}' is out of range; expected a grade between {-(2**63)} and "
+            f"{2**63 - 1} (usually 0…4)",
+        ),
+        (
+            str(-(2**63) - 1),
+            f"relevance '{-(2**63) - 1}' is out of range; expected a grade between {-(2**63)} and "
+            f"{2**63 - 1} (usually 0…4)",
+        ),
+        ("0", "document a already judged for query 1 on line 1; expected one judgement per pair"),
+        (
+            "x",
+            "relevance 'x' is not an integer; expected ASCII digits with an optional sign, "
+            "e.g. '1'",
+        ),
+    ],
+)
+def test_the_exact_qrels_reader_gives_its_whole_message(tmp_path, grade, message):
+    path = tmp_path / "bad.qrels"
+    path.write_text(f"1\t0\ta\t1\n1 0 a {grade}\n")
+    with pytest.raises(InputError) as info:
+        read_qrels(path)
+    assert str(info.value) == f"{path}:2: {message}"
+
+
+def test_the_exact_qrels_reader_keeps_the_64_bit_extremes(tmp_path):
+    path = tmp_path / "extremes.qrels"
+    path.write_text(f"1\t0\ta\t{2**63 - 1}\n1 0 b {-(2**63)}\n")
+    qrels = read_qrels(path)
+    assert qrels["relevance"].tolist() == [2**63 - 1, -(2**63)]
+    assert qrels["relevance"].dtype == np.int64
+
+
+def test_write_run_tags_with_the_run_name_or_the_given_tag(tmp_path):
+    run = Run.from_frame(pd.DataFrame({"qid": ["q"], "docid": ["d"], "score": [1.5]}), name="bm25")
+    write_run(tmp_path / "named.run", run)
+    write_run(tmp_path / "tagged.run", run, tag="mine")
+    assert (tmp_path / "named.run").read_text() == "q Q0 d 1 1.500000 bm25\n"
+    assert (tmp_path / "tagged.run").read_text() == "q Q0 d 1 1.500000 mine\n"
+
+
+def test_the_writer_names_the_pair_rounding_would_reorder(tmp_path):
+    """Past the first rows of the second query: the pair is found wherever it is."""
+    frame = pd.DataFrame(
+        {
+            "qid": ["p", "p", "q", "q", "q", "q"],
+            "docid": ["z", "y", "c", "b", "a", "d"],
+            "score": [2.0, 1.0, 5.0, 1.0000002, 1.0, 0.5],
+        }
+    )
+    run = Run.from_frame(frame, name="r")
+    assert run.docids.tolist() == ["z", "y", "c", "b", "a", "d"]
+    with pytest.raises(ValueError) as info:
+        write_run(tmp_path / "r.run", run)
+    assert str(info.value) == (
+        "run 'r': scores of b and a (query q) differ below 1e-6; writing them would change the "
+        "order"
+    )
+    assert not (tmp_path / "r.run").exists()

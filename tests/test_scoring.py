@@ -594,3 +594,136 @@ def test_rank_fairness_of_a_short_list_beside_a_long_one():
     # largest any ordering of one protected in two reaches -> 1 (normalised by the maximum);
     # read with two padding positions as [not, protected, not, not] it would be 0.449/0.949
     assert value(frame, "rnd", 2) == pytest.approx(1.0)
+
+
+# ---- the other inputs: aligned by id, whole messages, padding ------------------------------
+def test_a_polarisation_table_is_aligned_by_its_ids_not_its_rows():
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d2", "d1"]})
+    rows = [("q1", "d1", 0.9), ("q1", "d2", -0.4), ("q1", "d3", 0.1), ("q2", "d2", 0.5),
+            ("q2", "d1", -0.7)]  # fmt: skip
+    aligned = pd.DataFrame(rows, columns=["qid", "docid", "score"])
+    shuffled = pd.concat(
+        [aligned.iloc[::-1], pd.DataFrame([("q3", "d9", 5.0)], columns=aligned.columns)]
+    )  # another order, and a row of a query the run does not have
+    expected = score_runs(run, None, ["duo"], [3], polarisation=aligned)
+    assert value(expected, "duo", 3) == pytest.approx(brute_duo([0.9, -0.4, 0.1]))
+    assert value(expected, "duo", 3, "q2") == pytest.approx(brute_duo([0.5, -0.7]))
+    pd.testing.assert_frame_equal(
+        score_runs(run, None, ["duo"], [3], polarisation=shuffled), expected
+    )
+
+
+MEMBERSHIP_EXPECTED = (
+    "group_membership: expected a mapping docid -> protected or a table with columns docid, "
+    "protected; found list"
+)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "error", "message"),
+    [
+        (
+            {"polarisation": pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "score": [0.5]})},
+            InputError,
+            "polarisation_scores: run 'run' ranks document 'd2' for query 'q1', which has no "
+            "polarisation score (1 such position(s)); expected one for every ranked document "
+            "within the cut-offs",
+        ),
+        (
+            {"polarisation": pd.DataFrame({"docid": ["d1", "d2"], "value": [0.5, 0.1]})},
+            InputError,
+            "polarisation: lacks column(s) ['score']; expected columns ['docid', 'score'], "
+            "found ['docid', 'value']",
+        ),
+        (
+            {"qrels": pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "grade": [1]})},
+            InputError,
+            "qrels: lacks column(s) ['relevance']; expected columns ['qid', 'docid', "
+            "'relevance'], found ['qid', 'docid', 'grade']",
+        ),
+        (
+            {"group_membership": pd.DataFrame({"docid": ["d1", "d2"], "flag": [1, 0]})},
+            InputError,
+            "group_membership: lacks column(s) ['protected']; expected columns ['docid', "
+            "'protected'], found ['docid', 'flag']",
+        ),
+        ({"group_membership": [("d1", True)]}, TypeError, MEMBERSHIP_EXPECTED),
+        (
+            {"group_membership": {"d1": "yes", "d2": False}},
+            InputError,
+            "group_membership: document 'd1' has protected = 'yes'; expected True/False or 1/0",
+        ),
+    ],
+)
+def test_other_inputs_are_refused_with_their_whole_message(inputs, error, message):
+    measure = {"polarisation": "duo", "qrels": "prf_m", "group_membership": "rnd"}[
+        next(iter(inputs))
+    ]
+    run = make_run({"q1": ["d1", "d2"]})
+    with pytest.raises(error) as info:
+        score_runs(run, stats_of(TEXTS), [measure], [2], **inputs)
+    assert str(info.value) == message
+
+
+def test_a_query_id_of_forty_characters_is_shown_whole_and_a_longer_one_cut():
+    for qid, shown in (("q" * 40, "q" * 40), ("q" * 41, "q" * 40 + "…")):
+        run, background = make_run({qid: ["d1"]}), make_run({"other": ["d2"]}, "bg")
+        with pytest.raises(InputError) as info:
+            score_runs(run, stats_of(TEXTS), ["nfairr(background=run)"], [1], background=background)
+        assert f"query(ies) of run 'run', e.g. {shown}; expected" in str(info.value)
+
+
+def test_the_inputs_a_kernel_reads_are_padded_past_each_list():
+    """What a plugin's kernel gets (book: Extending): row i holds list i's first K values in
+    rank order, and past the list's end NaN (polarisation, scores) or False (flags,
+    relevance)."""
+    from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
+
+    seen = {}
+
+    def probe(inputs, cutoffs):
+        seen["polarisation"] = inputs.polarisation()
+        seen["membership"] = inputs.membership()
+        seen["relevance"] = inputs.relevance()
+        return np.zeros((inputs.n_queries, len(cutoffs)))
+
+    measure = Measure(
+        name="padding_probe",
+        family="probe",
+        definition="reads its inputs",
+        reference="none",
+        higher_is=HigherIs.NEITHER,
+        inputs=(Input.POLARISATION, Input.GROUP_MEMBERSHIP, Input.RELEVANCE),
+        kernel=probe,
+    )
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d2"]})
+    polarisation = pd.DataFrame({"docid": ["d1", "d2", "d3"], "score": [0.5, -1.0, 2.0]})
+    qrels = pd.DataFrame({"qid": ["q1", "q2"], "docid": ["d3", "d2"], "relevance": [2, 1]})
+    score_runs(
+        run, None, [MeasureRequest(measure)], [3], polarisation=polarisation, qrels=qrels,
+        group_membership={"d1": True, "d2": False, "d3": True},
+    )  # fmt: skip
+    nan = np.nan
+    values, lengths = seen["polarisation"]
+    np.testing.assert_array_equal(values, [[0.5, -1.0, 2.0], [-1.0, nan, nan]])
+    assert lengths.tolist() == [3, 1]
+    flags, _ = seen["membership"]
+    assert flags.tolist() == [[True, False, True], [False, False, False]]
+    relevant, scores, _ = seen["relevance"]
+    assert relevant.tolist() == [[False, False, True], [True, False, False]]
+    np.testing.assert_array_equal(scores, [[3.0, 2.0, 1.0], [1.0, nan, nan]])
+
+
+def test_mean_per_system_gives_no_row_for_an_unused_category():
+    frame = pd.DataFrame(
+        {
+            "run": pd.Categorical(["b", "b"], categories=["a", "b"]),
+            "metric": ["m", "m"],
+            "cutoff": [5, 5],
+            "value": [0.25, 0.75],
+        }
+    )
+    out = mean_per_system(frame)
+    assert out["run"].tolist() == ["b"]
+    assert out["value"].tolist() == [0.5] and out["n_queries"].tolist() == [2]
+    assert out["n_queries"].dtype == np.int64 and out["n_undefined"].dtype == np.int64

@@ -124,7 +124,7 @@ class Run:
     def ranks(self) -> np.ndarray:
         """1-based rank of every row, aligned with ``docids``."""
         starts = np.repeat(self.offsets[:-1], self.list_lengths)
-        return np.arange(len(self.docids), dtype=np.int64) - starts + 1
+        return np.arange(len(self.docids)) - starts + 1  # int64, as offsets
 
     def cut(self, k: int) -> Run:
         """The run with every list cut to its first ``k`` documents (shorter lists kept)."""
@@ -151,10 +151,6 @@ class Run:
                 "score": self.scores,
             }
         )
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        """``{qid: {docid: score}}``, the shape ``ir_measures`` accepts."""
-        return {q: dict(zip(d.tolist(), s.tolist(), strict=True)) for q, d, s in self}
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -502,9 +498,7 @@ def _parse_qrels_lines(data: bytes, where: str) -> pd.DataFrame:
             raise located(where, lineno, f"relevance {rel!r} is out of range; {expected}")
         _once(seen, (qid, docid), where, lineno, f"document {docid} already judged", "judgement")
         rows.append((qid, docid, relevance))
-    frame = pd.DataFrame(rows, columns=["qid", "docid", "relevance"])
-    frame["relevance"] = frame["relevance"].astype(np.int64)
-    return frame
+    return pd.DataFrame(rows, columns=["qid", "docid", "relevance"])  # Python ints: int64
 
 
 def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:

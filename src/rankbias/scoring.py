@@ -91,7 +91,7 @@ def mean_per_system(
     out = pd.DataFrame(
         {"value": grouped.mean(), "n_queries": counted, "n_undefined": grouped.size() - counted}
     )
-    return out.astype({"n_queries": np.int64, "n_undefined": np.int64}).reset_index()
+    return out.reset_index()
 
 
 def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
@@ -313,31 +313,34 @@ class RankedInputs:
                 f"{qids[first]!r}, which has no {what} ({int(found.isna().sum())} such "
                 "position(s)); expected one for every ranked document within the cut-offs"
             )
-        offsets = np.concatenate([[0], np.cumsum(self.list_lengths)]).astype(np.int64)
-        values = pad_lists(offsets, found.to_numpy(dtype=np.float64), self.width, fill=np.nan)
+        offsets = np.concatenate([[0], np.cumsum(self.list_lengths)])
+        values = pad_lists(offsets, found.to_numpy(), self.width, fill=np.nan)  # floats
         self.cache[kind] = values
         return values
 
     def polarisation(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_queries, K)`` polarisation scores in rank order, and the list lengths."""
+        """``(n_queries, K)`` polarisation scores in rank order (NaN past a list's end), and
+        the list lengths."""
         return self._per_pair(Input.POLARISATION, "polarisation score"), self.list_lengths
 
     def membership(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_queries, K)`` protected flags in rank order, and the list lengths."""
+        """``(n_queries, K)`` protected flags in rank order (False past a list's end), and the
+        list lengths."""
         return self._per_pair(Input.GROUP_MEMBERSHIP, "group membership") == 1.0, self.list_lengths
 
     def relevance(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(n_queries, K)`` relevance (unjudged = not relevant), retrieval scores, lengths."""
-        if "relevance" not in self.cache:
+        """``(n_queries, K)`` relevance (a grade > 0; unjudged = not relevant) and retrieval
+        scores in rank order (False and NaN past a list's end), and the list lengths."""
+        if Input.RELEVANCE not in self.cache:
             qrels = self.supplied[Input.RELEVANCE]
             qids = np.repeat(self.run.qids, self.run.list_lengths)
             index = pd.MultiIndex.from_arrays([qids, self.run.docids])
-            relevant = (qrels.reindex(index).fillna(0).to_numpy() > 0).astype(np.float64)
-            self.cache["relevance"] = (
-                pad_lists(self.run.offsets, relevant, self.width, fill=0.0) > 0,
+            relevant = qrels.reindex(index).to_numpy() > 0  # unjudged: NaN > 0 is False
+            self.cache[Input.RELEVANCE] = (
+                pad_lists(self.run.offsets, relevant, self.width, fill=False),
                 pad_lists(self.run.offsets, self.run.scores, self.width, fill=np.nan),
             )
-        relevant, scores = self.cache["relevance"]
+        relevant, scores = self.cache[Input.RELEVANCE]
         return relevant, scores, self.list_lengths
 
     def counterfactual_lists(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -401,7 +404,7 @@ def _protected_flags(membership) -> pd.Series:
                 f"group_membership: document {docid!r} has protected = {value!r}; expected "
                 "True/False or 1/0"
             )
-    flags = pd.Series(np.asarray(values, dtype=np.float64), index=pd.Index(docids, dtype=object))
+    flags = pd.Series(np.asarray(values, dtype=np.float64), index=pd.Index(docids))
     if flags.index.has_duplicates:
         twice = flags.index[flags.index.duplicated()][0]
         raise InputError(f"group_membership: document {twice!r} is given twice; expected once")
