@@ -710,3 +710,38 @@ def test_the_writer_names_the_pair_rounding_would_reorder(tmp_path):
         "order"
     )
     assert not (tmp_path / "r.run").exists()
+
+
+def test_qrels_opening_errors_say_a_qrels_file_was_expected(tmp_path):
+    for path, message in (
+        (tmp_path / "absent.qrels", "no such file; expected a qrels file"),
+        (tmp_path, "is a directory; expected a qrels file (a file)"),
+    ):
+        with pytest.raises(InputError) as info:
+            read_qrels(path)
+        assert str(info.value) == f"{path}: {message}"
+    empty = tmp_path / "empty.qrels"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError) as info:
+        read_qrels(empty)
+    assert str(info.value) == (
+        f"{empty}: the qrels file is empty; expected lines 'qid iteration docid relevance'"
+    )
+
+
+def test_a_clean_qrels_file_is_read_by_the_fast_reader_alone(tmp_path, monkeypatch):
+    """The line-by-line reader is only for files the fast one cannot vouch for."""
+
+    def refuse(data, where):
+        raise AssertionError("the exact reader was used")
+
+    monkeypatch.setattr(runs_module, "_parse_qrels_lines", refuse)
+    path = tmp_path / "clean.qrels"
+    path.write_bytes(b"q2 0 b 0\nq1 0 a 3\nq2 0 a -1\nq1 0 c 1\n")  # "+1": the exact reader
+    qrels = read_qrels(path)
+    assert qrels.to_dict("list") == {
+        "qid": ["q2", "q1", "q2", "q1"],
+        "docid": ["b", "a", "a", "c"],
+        "relevance": [0, 3, -1, 1],
+    }
+    assert qrels["relevance"].dtype == np.int64
