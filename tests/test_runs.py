@@ -745,3 +745,51 @@ def test_a_clean_qrels_file_is_read_by_the_fast_reader_alone(tmp_path, monkeypat
         "relevance": [0, 3, -1, 1],
     }
     assert qrels["relevance"].dtype == np.int64
+
+
+def test_from_frame_messages_whole_and_the_first_repeated_document_named():
+    with pytest.raises(ValueError) as info:
+        Run.from_frame(pd.DataFrame({"qid": ["q"], "docid": ["d"], "score": [1.0]}), "r", "file")
+    assert str(info.value) == "order must be 'score' or 'given', found 'file'"
+    with pytest.raises(InputError) as info:
+        Run.from_frame(pd.DataFrame({"qid": ["q"], "doc": ["d"]}), "r")
+    assert str(info.value) == "run 'r': table lacks column(s) ['docid', 'score']"
+    # by score: b (3), a (2), b (1), a (0.5): the first row of a repeated pair is b's
+    frame = pd.DataFrame(
+        {"qid": ["q"] * 5, "docid": ["a", "b", "c", "b", "a"], "score": [2.0, 3.0, 0.1, 1.0, 0.5]}
+    )
+    with pytest.raises(InputError) as info:
+        Run.from_frame(frame, "r")
+    assert str(info.value) == (
+        "run 'r': document b appears more than once for query q (2 duplicate row(s) in all); "
+        "expected each document once per query"
+    )
+
+
+def test_an_empty_run_keeps_its_name_and_id_arrays():
+    run = Run.from_frame(pd.DataFrame({"qid": [], "docid": [], "score": []}), name="e")
+    assert run.name == "e"
+    assert run.qids.dtype == object and run.docids.dtype == object
+    assert run.scores.dtype == np.float64 and run.offsets.dtype == np.int64
+
+
+def test_given_order_keeps_the_rows_of_a_long_interleaved_table():
+    """Two queries' rows interleaved, 300 in all (NumPy sorts short arrays stably anyway)."""
+    rng = np.random.default_rng(11)
+    qids = rng.choice(["q1", "q2"], size=300)
+    frame = pd.DataFrame(
+        {"qid": qids, "docid": [f"d{i}" for i in range(300)], "score": np.ones(300)}
+    )
+    run = Run.from_frame(frame, "r", order="given")
+    for qid in ("q1", "q2"):
+        assert run.ranked(qid).tolist() == frame.loc[frame["qid"] == qid, "docid"].tolist()
+
+
+def test_ranked_names_a_query_the_run_lacks():
+    run = Run.from_frame(
+        pd.DataFrame({"qid": ["b", "d"], "docid": ["x", "y"], "score": [1, 2]}), "r"
+    )
+    for qid in ("a", "c", "e"):  # before, between and after the run's queries
+        with pytest.raises(KeyError) as info:
+            run.ranked(qid)
+        assert info.value.args == (f"run 'r' has no query {qid!r}",)

@@ -727,3 +727,86 @@ def test_mean_per_system_gives_no_row_for_an_unused_category():
     assert out["run"].tolist() == ["b"]
     assert out["value"].tolist() == [0.5] and out["n_queries"].tolist() == [2]
     assert out["n_queries"].dtype == np.int64 and out["n_undefined"].dtype == np.int64
+
+
+def test_background_and_counterfactual_refusals_give_their_whole_message():
+    run = make_run({"q1": ["d1"], "q2": ["d2"]})
+    background = make_run({"q1": ["d3"]}, "bm25")
+    with pytest.raises(InputError) as info:
+        score_runs(run, stats_of(TEXTS), ["nfairr(background=run)"], [1], background=background)
+    assert str(info.value) == (
+        "background run 'bm25' has no documents for 1 query(ies) of run 'run', e.g. q2; "
+        "expected a background list for every scored query"
+    )
+    with pytest.raises(InputError) as info:
+        score_runs(run, None, ["rbo"], [1], counterfactual={"other": run, "more": run})
+    assert str(info.value) == (
+        "counterfactual_run: no counterfactual run for run 'run'; the mapping has ['more', 'other']"
+    )
+    with pytest.raises(InputError) as info:
+        score_runs(run, None, ["rbo"], [1], counterfactual=make_run({"q2": ["d1"]}, "cf"))
+    assert str(info.value) == (
+        "counterfactual run 'cf' has no list for 1 query(ies) of run 'run', e.g. q1"
+    )
+
+
+def test_a_kernel_that_reads_a_background_run_nobody_gave_is_told_so():
+    """A plugin's kernel may call background_ranked without declaring background=run."""
+    from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
+
+    def kernel(inputs, cutoffs):
+        inputs.background_ranked(np.zeros(len(TEXTS)), 0.0)
+
+    measure = Measure(
+        name="background_probe",
+        family="probe",
+        definition="reads a background run",
+        reference="none",
+        higher_is=HigherIs.NEITHER,
+        inputs=(Input.TERM_STATISTICS,),
+        kernel=kernel,
+    )
+    with pytest.raises(InputError) as info:
+        score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), [MeasureRequest(measure)], [1])
+    assert str(info.value) == (
+        "background=run needs a background run; expected score_runs(background=<Run>)"
+    )
+
+
+def test_an_empty_run_scores_to_an_empty_table_even_against_a_background_run():
+    empty = Run.from_frame(pd.DataFrame({"qid": [], "docid": [], "score": []}), "empty")
+    frame = score_runs(
+        empty, stats_of(TEXTS), ["nfairr(background=run)"], [1], background=make_run({"q": ["d1"]})
+    )
+    assert frame.empty and list(frame.columns) == ["run", "qid", "metric", "cutoff", "value"]
+
+
+def test_restrict_inputs_keeps_what_one_part_of_a_run_reads():
+    from rankbias.scoring import restrict_inputs
+
+    part = make_run({"q1": ["d1", "d2"]})
+    other = make_run({"q1": ["d2"], "q2": ["d3"]}, "cf")
+    inputs = {
+        "qrels": pd.DataFrame({"qid": ["q1", "q2"], "docid": ["d1", "d3"], "relevance": [1, 2]}),
+        "polarisation": pd.DataFrame({"docid": ["d1", "d3", "d2"], "score": [0.1, 0.2, 0.3]}),
+        "group_membership": {"d1": True, "d3": False},
+        "counterfactual": {"run": other, "another": other},
+        "background": other,
+        "missing": "error",
+    }
+    out = restrict_inputs(part, inputs)
+    assert out["qrels"].to_dict("list") == {"qid": ["q1"], "docid": ["d1"], "relevance": [1]}
+    assert out["polarisation"].to_dict("list") == {"docid": ["d1", "d2"], "score": [0.1, 0.3]}
+    assert out["group_membership"] == {"d1": True}
+    assert list(out["counterfactual"]) == ["run"]
+    assert out["counterfactual"]["run"].qids.tolist() == ["q1"]
+    assert out["background"].qids.tolist() == ["q1"] and out["missing"] == "error"
+    by_query = pd.DataFrame({"qid": ["q2", "q1"], "docid": ["d1", "d1"], "score": [0.5, 0.6]})
+    membership = pd.DataFrame({"docid": ["d3", "d2"], "protected": [1, 0]})
+    out = restrict_inputs(
+        part, {"polarisation": by_query, "group_membership": membership, "counterfactual": other}
+    )
+    assert out["polarisation"].to_dict("list") == {"qid": ["q1"], "docid": ["d1"], "score": [0.6]}
+    assert out["group_membership"].to_dict("list") == {"docid": ["d2"], "protected": [0]}
+    assert out["counterfactual"].qids.tolist() == ["q1"]
+    assert inputs["qrels"].shape == (2, 3)  # the caller's tables are left as they were

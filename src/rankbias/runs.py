@@ -64,8 +64,8 @@ class Run:
                     f"run {name!r}: row {row} has {column} {values.iloc[row]!r}; expected a "
                     "non-empty id"
                 )
-        qid = frame["qid"].astype(str).to_numpy(dtype=object)
-        docid = frame["docid"].astype(str).to_numpy(dtype=object)
+        qid = frame["qid"].astype(str).to_numpy()  # object arrays of str
+        docid = frame["docid"].astype(str).to_numpy()
         try:
             score = frame["score"].to_numpy(dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -96,8 +96,7 @@ class Run:
                 f"run {name!r}: document {docid[i]} appears more than once for query {qid[i]} "
                 f"({count} duplicate row(s) in all); expected each document once per query"
             )
-        offsets = _offsets(np.bincount(q_code, minlength=len(q_uniq)))
-        return cls(name, np.asarray(q_uniq, dtype=object), offsets, docid, score)
+        return cls(name, q_uniq, _offsets(np.bincount(q_code)), docid, score)
 
     # ---- access --------------------------------------------------------------------------
     def __len__(self) -> int:
