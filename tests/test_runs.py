@@ -59,6 +59,8 @@ def test_arrow_docids_are_those_the_reader_made_and_never_inherited(tmp_path):
     assert runs_module.arrow_docids(other).to_pylist() == ["b", "e2", "e3"]
     built = Run("r", run.qids, run.offsets, run.docids.copy(), run.scores)
     assert runs_module.arrow_docids(built).to_pylist() == ["a", "d2", "d3"]
+    empty = Run.from_frame(pd.DataFrame({"qid": [], "docid": [], "score": []}), name="e")
+    assert runs_module.arrow_docids(empty).type == pa.string()  # typed even with no docid
 
 
 def test_a_hash_collision_only_sends_the_run_to_the_exact_reader(tmp_path, monkeypatch):

@@ -810,3 +810,13 @@ def test_restrict_inputs_keeps_what_one_part_of_a_run_reads():
     assert out["group_membership"].to_dict("list") == {"docid": ["d2"], "protected": [0]}
     assert out["counterfactual"].qids.tolist() == ["q1"]
     assert inputs["qrels"].shape == (2, 3)  # the caller's tables are left as they were
+
+
+@pytest.mark.parametrize("measure", ["rab_tc(female=w)", "prf_m(male=w)"])
+def test_a_group_label_the_word_list_lacks_is_named_with_the_groups_it_has(measure):
+    qrels = pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "relevance": [1]})
+    with pytest.raises(InputError) as info:
+        score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), [measure], [1], qrels=qrels)
+    assert str(info.value) == (
+        "group 'w' is not in the word list, which has groups ['f', 'm'] (set female=/male=)"
+    )

@@ -356,7 +356,7 @@ def arrow_docids(run: Run):
     kept = run.__dict__.get("_arrow")
     if kept is not None and kept[0] is run.docids:
         return kept[1]
-    return pa.array(np.asarray(run.docids, dtype=object), type=pa.string())
+    return pa.array(run.docids, type=pa.string())
 
 
 def _fields(line: str, where: str, lineno: int, names: tuple[str, ...]) -> list[str]:
