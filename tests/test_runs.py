@@ -795,3 +795,22 @@ def test_ranked_names_a_query_the_run_lacks():
         with pytest.raises(KeyError) as info:
             run.ranked(qid)
         assert info.value.args == (f"run 'r' has no query {qid!r}",)
+
+
+def test_a_backslash_in_the_path_separates_folders_for_the_run_name(tmp_path):
+    """The name of a run read from 'runs\\bm25.run' (a Windows path) is 'bm25'."""
+    path = tmp_path / "runs\\bm25.run.gz"
+    path.write_bytes(gzip.compress(b"q1 Q0 d1 1 1.0 t\n"))
+    assert read_run(path).name == "bm25"
+
+
+def test_the_writer_compares_each_score_with_the_one_before_it(tmp_path):
+    """In a run kept in file order the check looks at each neighbouring pair: here only the
+    second and third rows collapse and would swap."""
+    frame = pd.DataFrame(
+        {"qid": ["q"] * 3, "docid": ["a", "c", "b"], "score": [1.0, 1.0000002, 1.0]}
+    )
+    run = Run.from_frame(frame, name="r", order="given")
+    with pytest.raises(ValueError) as info:
+        write_run(tmp_path / "r.run", run)
+    assert str(info.value).startswith("run 'r': scores of c and b (query q) differ below 1e-6")

@@ -478,7 +478,7 @@ def _read_qrels_fast(data: bytes) -> pd.DataFrame | None:
     except (pa.ArrowException, ValueError, OverflowError):
         return None
     qid = table["qid"].combine_chunks()
-    q_codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    q_codes = pc.dictionary_encode(qid).indices.to_numpy()  # no nulls: _arrow_table
     if _pairs_may_repeat(q_codes, table["docid"].combine_chunks()):
         return None
     qids = qid.to_numpy(zero_copy_only=False).astype(object)
