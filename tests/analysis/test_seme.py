@@ -22,6 +22,7 @@ from rankbias.analysis.seme import (
     fit_seme,
     load_distractors,
     load_perspectives,
+    polarisation_table,
     read_study_responses,
     study_orderings,
     write_study_responses,
@@ -334,3 +335,68 @@ def test_response_file_not_utf8_names_line_and_byte(tmp_path):
     path.write_bytes(GOOD.encode() + b"p1,c,q01,0,1,a|b,1\np2,c\xe9,q01,0,1,a|b,\n")
     with pytest.raises(InputError, match=re.escape(f"{path}:3: byte 0xe9 at column 5")):
         read_study_responses(path)
+
+
+# ---- polarisation_table: one PCA per question, by hand on the plane --------------------------
+PERSPECTIVES = pd.DataFrame(
+    {
+        "question_id": ["A", "A", "A", "B", "B"],
+        "doc_id": ["a1", "a2", "a3", "b1", "b2"],
+        "perspective": [1, 2, 1, 2, 1],
+    },
+    index=[10, 11, 12, 13, 14],  # another index: the table's rows are numbered afresh
+)
+# A on the x axis (mean x = 1); B along (1, 2) about its mean (0, 3)
+PLANE = np.array([[3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.0, 5.0], [-1.0, 1.0]])
+
+
+def test_polarisation_table_fits_each_question_alone():
+    table = polarisation_table(PERSPECTIVES, PLANE)
+    assert list(table.columns) == ["question_id", "doc_id", "perspective", "score"]
+    assert table.index.tolist() == [0, 1, 2, 3, 4]
+    assert table["doc_id"].tolist() == ["a1", "a2", "a3", "b1", "b2"]
+    # A: v = (1, 0), scores x − 1; B: v = (1, 2)/√5, scores ±(2, 4)·(1, 2)/(2√5) = ±√5
+    np.testing.assert_allclose(table["score"], [2, -2, 0, 5**0.5, -(5**0.5)], atol=1e-12)
+
+
+def test_polarisation_table_removes_the_spurious_direction_pooled_or_per_question():
+    # pooled: style 1 at (0, 1), style 2 at (0, −1): the y axis goes; B becomes (1, 0), (−1, 0)
+    pooled = pd.DataFrame({"question_id": ["A", "B"], "style_of": [1, 2]})
+    table = polarisation_table(
+        PERSPECTIVES, PLANE, removal="pooled", distractors=pooled,
+        distractor_embeddings=np.array([[0.0, 1.0], [0.0, -1.0]]),
+    )  # fmt: skip
+    np.testing.assert_allclose(table["score"], [2, -2, 0, 1, -1], atol=1e-12)
+    # per question: A removes y (no change), B removes x: B becomes (0, 5), (0, 1)
+    own = pd.DataFrame({"question_id": ["A", "A", "B", "B"], "style_of": [1, 2, 1, 2]})
+    embeddings = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])
+    table = polarisation_table(
+        PERSPECTIVES, PLANE, removal="per_question", distractors=own,
+        distractor_embeddings=embeddings,
+    )  # fmt: skip
+    np.testing.assert_allclose(table["score"], [2, -2, 0, 2, -2], atol=1e-12)
+    one_style = own[own["style_of"] == 1]
+    with pytest.raises(ValueError) as info:
+        polarisation_table(
+            PERSPECTIVES, PLANE, removal="per_question", distractors=one_style,
+            distractor_embeddings=embeddings[[0, 2]],
+        )  # fmt: skip
+    assert str(info.value) == "question 'A': expected distractors of both styles"
+
+
+def test_polarisation_table_refuses_what_it_cannot_use():
+    cases = [
+        ({"removal": "both"}, "removal: expected 'none', 'pooled' or 'per_question', found 'both'"),
+        ({"removal": "pooled"}, "removal='pooled' needs distractors and distractor_embeddings"),
+        (
+            {"removal": "per_question", "distractors": PERSPECTIVES},
+            "removal='per_question' needs distractors and distractor_embeddings",
+        ),
+    ]
+    for keywords, message in cases:
+        with pytest.raises(ValueError) as info:
+            polarisation_table(PERSPECTIVES, PLANE, **keywords)
+        assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        polarisation_table(PERSPECTIVES, PLANE[:4])
+    assert str(info.value) == "embeddings: expected one row per document (5), found 4"
