@@ -400,3 +400,75 @@ def test_polarisation_table_refuses_what_it_cannot_use():
     with pytest.raises(ValueError) as info:
         polarisation_table(PERSPECTIVES, PLANE[:4])
     assert str(info.value) == "embeddings: expected one row per document (5), found 4"
+
+
+# ---- the tab-separated tables: read as every input, refused with file and line ---------------
+HEADER = b"question_id\tquestion\tdoc_id\tperspective\ttext"
+ROW_1 = b"q1\tWhy?\td1\t1\tA. B."
+ROW_2 = b"q1\tWhy?\td2\t2\tC. D."
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        HEADER + b"\n" + ROW_1 + b"\n" + ROW_2 + b"\n",
+        b"\xef\xbb\xbf" + HEADER + b"\r\n" + ROW_1 + b"\r\n\r\n" + ROW_2,  # BOM, CRLF, a blank
+        HEADER + b"\r" + ROW_1 + b"\r" + ROW_2 + b"\r",  # CR line ends
+        HEADER + b"\n\n" + ROW_1 + b"\n\n\n" + ROW_2 + b"\n\n",  # blank lines between rows
+    ],
+)
+def test_a_perspectives_table_in_any_line_convention_reads_the_same(tmp_path, raw):
+    path = tmp_path / "p.tsv"
+    path.write_bytes(raw)
+    frame = load_perspectives(path)
+    assert frame.to_dict("list") == {
+        "question_id": ["q1", "q1"],
+        "question": ["Why?", "Why?"],
+        "doc_id": ["d1", "d2"],
+        "perspective": [1, 2],
+        "text": ["A. B.", "C. D."],
+    }
+
+
+COLUMNS = "['question_id', 'question', 'doc_id', 'perspective', 'text']"
+BAD_TABLES = [
+    (b"", 1, f"expected the header {COLUMNS}, found ['']"),
+    (
+        b"question_id\tquestion\n",
+        1,
+        f"expected the header {COLUMNS}, found ['question_id', 'question']",
+    ),
+    (
+        HEADER + b"\n" + ROW_1 + b"\nq1\tWhy?\td2\t2\n",
+        3,
+        "expected 5 tab-separated fields, found 4",
+    ),
+    (
+        HEADER + b"\n\nq1\t \td2\t2\t\n",
+        3,
+        "expected non-empty fields, found empty ['question', 'text']",
+    ),
+    (
+        HEADER + b"\n" + ROW_1 + b"\nq1\tWhy?\td\xff\t2\tC.\n",
+        3,
+        "byte 0xff at column 10 is not UTF-8 (invalid start byte); expected UTF-8 text",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "where", "message"), BAD_TABLES)
+def test_a_malformed_perspectives_table_is_refused_at_its_line(tmp_path, raw, where, message):
+    path = tmp_path / "p.tsv"
+    path.write_bytes(raw)
+    with pytest.raises(InputError) as info:
+        load_perspectives(path)
+    assert str(info.value) == f"{path}:{where}: {message}"
+
+
+def test_a_missing_table_is_named(tmp_path):
+    with pytest.raises(InputError) as info:
+        load_distractors(tmp_path / "absent.tsv")
+    assert (
+        str(info.value)
+        == f"{tmp_path / 'absent.tsv'}: no such file; expected a tab-separated table"
+    )

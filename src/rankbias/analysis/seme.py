@@ -89,15 +89,14 @@ def _resource(name: str) -> Path:
 
 
 def _read_tsv(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    """Rows of a tab-separated file with exactly ``columns`` as its header, with line numbers."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        lines = handle.read().split("\n")
-    if not lines or lines[0].rstrip("\r").split("\t") != list(columns):
-        found = lines[0].rstrip("\r").split("\t") if lines else []
-        raise located(path, 1, f"expected the header {list(columns)}, found {found}")
+    """Rows of a tab-separated file with exactly ``columns`` as its header, with line numbers
+    (read as every input: UTF-8, an optional byte-order mark, LF, CRLF or CR line ends)."""
+    lines = iter_lines(read_bytes(path, "tab-separated table"), str(path))
+    header = next(lines, (1, ""))[1].split("\t")
+    if header != list(columns):
+        raise located(path, 1, f"expected the header {list(columns)}, found {header}")
     rows = []
-    for number, line in enumerate(lines[1:], start=2):
-        line = line.rstrip("\r")
+    for number, line in lines:
         if not line:
             continue
         fields = line.split("\t")
