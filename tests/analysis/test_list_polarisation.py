@@ -80,3 +80,51 @@ def test_list_polarisation_hand_scores():
     assert list_polarisation(["c", "b", "a"], EMBEDDINGS, DOCIDS) == pytest.approx([-3, 0, 3])
     with pytest.raises(ValueError, match="my list: document 'x'"):
         list_polarisation(["a", "x"], EMBEDDINGS, DOCIDS, where="my list")
+
+
+def test_a_missing_document_is_named_in_the_default_message():
+    with pytest.raises(ValueError) as info:
+        list_polarisation(["a", "x"], EMBEDDINGS, DOCIDS)
+    assert str(info.value) == (
+        "list: document 'x' has no embedding; expected every ranked document in the collection"
+    )
+
+
+def test_a_cutoff_of_one_is_allowed_and_an_all_skipped_run_gives_an_empty_table():
+    run = make_run("sys", {"q1": ["a", "b", "c"]})
+    table = run_polarisation(run, ["q1"], EMBEDDINGS, DOCIDS, cutoff=1)
+    assert table.empty and list(table.columns) == ["qid", "docid", "score"]
+    assert table.attrs["skipped"] == [
+        {"run": "sys", "qid": "q1", "n_docs": 1, "reason": "fewer than 3 documents"}
+    ]
+    with pytest.raises(ValueError) as info:
+        run_polarisation(run, ["q1"], EMBEDDINGS, DOCIDS, cutoff=0)
+    assert str(info.value) == "cutoff: expected a positive integer, found 0"
+
+
+def test_passage_embeddings_are_the_models_unit_vectors_and_then_the_cache(tmp_path, monkeypatch):
+    """Encoded once by all-MiniLM-L6-v2 (from its registry package), then read from the
+    testbed's cache without loading the model."""
+    from types import SimpleNamespace
+
+    from rankbias import retrieval
+    from rankbias.analysis.list_polarisation import passage_embeddings
+
+    texts = ["The nurse said she would stay.", "He fixed the engine.", "Rain fell all day."]
+    testbed = SimpleNamespace(
+        collection=pd.DataFrame({"docid": ["p1", "p2", "p3"], "text": texts}), path=tmp_path
+    )
+    vectors, docids = passage_embeddings(testbed)
+    assert docids.tolist() == ["p1", "p2", "p3"]
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float64
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    direct = retrieval.load_dense_model().encode(texts, normalize_embeddings=True)
+    np.testing.assert_allclose(vectors, direct, atol=1e-6)
+    assert len(list((tmp_path / "cache").glob("passages-*.npy"))) == 1
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded although the cache holds the vectors")
+
+    monkeypatch.setattr(retrieval, "load_dense_model", no_model)
+    again, _ = passage_embeddings(testbed)
+    np.testing.assert_array_equal(again, vectors)
