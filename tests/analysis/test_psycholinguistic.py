@@ -89,28 +89,50 @@ def test_dic_accepts_space_separated_entries_and_blank_lines(tmp_path):
     assert d.categories_of("betas") == ("two",)
 
 
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("1\tposemo\n%\nhappy\t1\n", r"test.dic:1: expected a line holding '%'"),
-        ("%\n1\tposemo\n", r"test.dic: the category header is not closed"),
-        ("%\n1\tposemo\nhappy\t1\n", r"test.dic:3: found 'happy\\t1' in the category header"),
-        ("%\n1\tposemo\n%\nhappy\t2\n", r"test.dic:4: entry 'happy' names category id 2"),
-        ("%\nx\tposemo\n%\n", r"test.dic:2: found 'x\\tposemo' in the category header"),
-        ("%\n1\ta\n1\tb\n%\n", r"test.dic:3: category id 1 declared again \(first on line 2\)"),
-        ("%\n1\ta\n2\ta\n%\n", r"test.dic:3: category name 'a' declared twice"),
-        ("%\n1\ta\n%\nhappy\n", r"test.dic:4: entry 'happy' lists no category ids"),
-        ("%\n1\ta\n%\nha*ppy\t1\n", r"test.dic:4: found 'ha\*ppy'; expected '\*' only at the end"),
-        ("%\n1\ta\n%\nx\t1\ny\t1\nx\t1\n", r"test.dic:6: 'x' is listed again \(first on line 4\)"),
-        ("%\n1\ta\n%\nkind\t(02 134)1/1\n", r"test.dic:4: entry 'kind' has non-numeric"),
-        ("%\n1\ta\n%\nkind of\t1\n", r"test.dic:4: the multi-word entry 'kind of'"),
-        ("%\n%\n", r"declares no categories"),
-        ("\n \n", r"test.dic: expected a line holding '%' to open the category header, found no"),
-    ],
-)
-def test_dic_errors_name_file_line_and_expectation(tmp_path, text, message):
-    with pytest.raises(InputError, match=message):
-        read_dic(write(tmp_path, text))
+HEADER_EXPECTED = "expected 'id<TAB>name' (or a line holding '%' closing the header)"
+SKIP = "; pass unsupported='skip' to leave it out"
+BAD_DICS = [
+    ("1\tposemo\n%\nhappy\t1\n", 1,
+     "expected a line holding '%' to open the category header, found '1\\tposemo'"),
+    ("\n\nfoo\n%\n", 3, "expected a line holding '%' to open the category header, found 'foo'"),
+    ("\n \n", None, "expected a line holding '%' to open the category header, found no text"),
+    ("%\n1\tposemo\n", None, "the category header is not closed by a line holding '%'"),
+    ("%\n1\tposemo\nhappy\t1\n", 3,
+     f"found 'happy\\t1' in the category header; {HEADER_EXPECTED}"),
+    ("%\nx\tposemo\n%\n", 2, f"found 'x\\tposemo' in the category header; {HEADER_EXPECTED}"),
+    ("%\n1\ta\n1\tb\n%\n", 3, "category id 1 declared again (first on line 2)"),
+    ("%\n1\ta\n2\ta\n%\n", 3, "category name 'a' declared twice"),
+    ("%\n%\n", 2, "the category header declares no categories"),
+    ("%\n1\tposemo\n%\nhappy\t2\n", 4,
+     "entry 'happy' names category id 2; the header declares ['1']"),
+    ("%\n9\ta\n10\tb\n%\nhappy\t11\n", 5,
+     "entry 'happy' names category id 11; the header declares ['9', '10']"),
+    ("%\n1\ta\n%\nhappy\n", 4, "entry 'happy' lists no category ids; expected ≥ 1"),
+    ("%\n1\ta\n%\nha*ppy\t1\n", 4,
+     "found 'ha*ppy'; expected '*' only at the end of a word (a stem)"),
+    ("%\n1\ta\n%\n*\t1\n", 4, "found the entry '*'; expected a word or a stem*"),
+    ("%\n1\ta\n%\nx\t1\ny\t1\nx\t1\n", 6,
+     "'x' is listed again (first on line 4); expected each word once, with all its categories"),
+    ("%\n1\ta\n%\nkind\t(02 134)1/1\n", 4,
+     "entry 'kind' has non-numeric (conditional?) category ids ['(02', '134)1/1']" + SKIP),
+    ("%\n1\ta\n%\nkind of\t1\n", 4,
+     "the multi-word entry 'kind of' cannot match a single token" + SKIP),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "line", "message"), BAD_DICS)
+def test_dic_errors_name_file_line_and_expectation(tmp_path, text, line, message):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        read_dic(path)
+    assert str(info.value) == (f"{path}:{line}: " if line else f"{path}: ") + message
+
+
+def test_a_category_name_may_hold_spaces(tmp_path):
+    d = read_dic(write(tmp_path, "%\n1\tpositive emotion\n%\nhappy\t1\nhapp*\t1\n"))
+    assert d.categories == ("positive emotion",)
+    assert dict(d.words) == {"happy": (0,)} and dict(d.stems) == {"happ": (0,)}
+    assert d.source == str(tmp_path / "test.dic") and len(d) == 2
 
 
 def test_a_dic_in_another_encoding_is_refused_unless_named(tmp_path):
@@ -170,6 +192,76 @@ def test_empath_is_read_from_its_tsv(tmp_path):
     assert d.skipped == 1  # gun_shot cannot match one token
     with pytest.raises(InputError, match="c.tsv:2: term 'gun_shot'"):
         read_empath_tsv(path, unsupported="error")
+
+
+EMPATH_EXPECTED = "expected 'category<TAB>term<TAB>…' with ≥ 1 term"
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "message"),
+    [
+        (b"pos\tgood\npos\tfine\n", 2, "category 'pos' appears twice"),
+        (b"pos\tgood\nneg\t \n", 2, EMPATH_EXPECTED),  # no term
+        (b"pos\tgood\n\tbad\n", 2, EMPATH_EXPECTED),  # no name
+        (b"pos good\n", 1, EMPATH_EXPECTED),  # a space is not a tab
+        (b"pos\tgo\xffod\n", 1, "byte 0xff at column 7 is not UTF-8 (invalid start byte); "
+         "expected UTF-8 text"),
+        (b"\n \n", None, "no categories found"),
+    ],
+)  # fmt: skip
+def test_an_empath_table_is_refused_at_its_line(tmp_path, raw, line, message):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(raw)
+    with pytest.raises(InputError) as info:
+        read_empath_tsv(path)
+    assert str(info.value) == (f"{path}:{line}: " if line else f"{path}: ") + message
+
+
+def test_an_empath_table_with_blank_lines_and_crlf_reads_every_category(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"\xef\xbb\xbfpos\tGood\t fine \r\n\r\nneg\tbad\r\n")
+    d = read_empath_tsv(path)
+    assert d.categories == ("pos", "neg") and d.source == str(path) and d.skipped == 0
+    assert dict(d.words) == {"good": (0,), "fine": (0,), "bad": (1,)}
+
+
+def test_a_dictionary_checks_its_categories_and_indices():
+    d = CategoryDictionary(["a", "b"], {"x": [1, 0, 1]}, {"y": [1]})
+    assert d.categories == ("a", "b") and dict(d.words) == {"x": (0, 1)} and len(d) == 2
+    assert d.membership(["x", "yes", "z"]).dtype == np.int64
+    for words, stems, message in (
+        (
+            {"x": [2]},
+            {},
+            "<memory>: word 'x' has category indices [2]; expected at least one in 0..1",
+        ),
+        (
+            {},
+            {"y": []},
+            "<memory>: stem 'y' has category indices []; expected at least one in 0..1",
+        ),
+        (
+            {"x": [-1]},
+            {},
+            "<memory>: word 'x' has category indices [-1]; expected at least one in 0..1",
+        ),
+    ):
+        with pytest.raises(InputError) as info:
+            CategoryDictionary(["a", "b"], words, stems)
+        assert str(info.value) == message
+    with pytest.raises(InputError) as info:
+        CategoryDictionary(["a", "b", "a"], {}, {}, source="mine.dic")
+    assert str(info.value) == "mine.dic: category names repeat in ['a', 'b', 'a']"
+
+
+def test_from_mapping_keeps_its_source_and_restrict_says_so():
+    d = CategoryDictionary.from_mapping({"a": ["x", "Happ*"], "b": ["x"]}, source="lists")
+    assert d.source == "lists" and dict(d.stems) == {"happ": (0,)}
+    only_b = d.restrict(["b"])
+    assert only_b.source == "lists (restricted)" and only_b.categories == ("b",)
+    with pytest.raises(KeyError) as info:
+        d.restrict(["b", "c"])
+    assert info.value.args == ("no categor(ies) ['c']; the categories are ['a', 'b']",)
 
 
 def test_empath_dictionary_without_the_package_says_how_to_get_it(monkeypatch):

@@ -37,6 +37,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from rankbias.errors import InputError, located
+from rankbias.inputs import iter_lines, read_bytes
 from rankbias.runs import Run
 from rankbias.text import tokenize
 
@@ -294,10 +295,10 @@ def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDict
     categories: list[str] = []
     words: dict[str, set[int]] = {}
     skipped = 0
-    for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line_no, raw in iter_lines(read_bytes(path, "Empath categories.tsv"), str(path)):
         if not raw.strip():
             continue
-        name, *terms = raw.rstrip("\n").split("\t")
+        name, *terms = raw.split("\t")
         name = name.strip()
         terms = [t.strip().lower() for t in terms if t.strip()]
         if not name or not terms:
