@@ -461,3 +461,68 @@ def test_dictionary_from_mapping_and_restrict():
     only_b = d.restrict(["b"])
     assert only_b.categories_of("x") == ("b",)
     assert only_b.categories_of("yes") == ()
+
+
+def test_document_counts_refusals_types_and_tokenizer(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    with pytest.raises(ValueError) as info:
+        document_category_counts(["happy", "sad"], d, docids=["d1"])
+    assert str(info.value) == "1 docids for 2 texts; expected one each"
+    with pytest.raises(InputError) as info:
+        document_category_counts(["happy", "sad"], d, docids=["d1", "d1"])
+    assert str(info.value) == "docids repeat; expected one text per document id"
+    # the default tokenizer splits "will-happy" in two; the whitespace one keeps one token
+    default = document_category_counts(["will-happy now", ""], d, docids=[7, 8])
+    spaces = document_category_counts(
+        ["will-happy now", ""], d, docids=[7, 8], tokenizer="whitespace"
+    )
+    assert default.lengths.tolist() == [3, 0]
+    assert spaces.lengths.tolist() == [2, 1]  # split(" "), as released: "" is one empty token
+    assert default.counts.toarray().tolist() == [[1, 1, 1], [0, 0, 0]]
+    assert spaces.counts.toarray().tolist() == [[0, 0, 0], [0, 0, 0]]
+    assert default.docids.tolist() == ["7", "8"] and default.docids.dtype == object
+    assert default.lengths.dtype == np.int64 and default.counts.dtype == np.int64
+    assert default.rows(["8", "9", "7"]).tolist() == [1, -1, 0]
+    nothing = document_category_counts(["", " "], d)
+    assert nothing.counts.shape == (2, 3) and nothing.counts.nnz == 0
+
+
+def test_category_shares_cut_at_ten_by_default_and_name_what_is_missing(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    texts = ["day"] * 10 + ["happy"]  # only the eleventh document holds a category word
+    docids = [f"d{i:02d}" for i in range(11)] + ["e"]
+    counts = document_category_counts([*texts, ""], d, docids=docids)
+    run = Run.from_frame(
+        pd.DataFrame({"qid": ["a"] * 11 + ["b"], "docid": docids, "score": [*range(11, 0, -1), 1]}),
+        name="sys",
+    )
+    shares = category_shares(run, counts)
+    assert list(shares.columns) == ["run", "qid", "category", "value"]
+    assert shares["value"].dtype == np.float64
+    assert shares[shares["qid"] == "a"]["value"].tolist() == [0.0, 0.0, 0.0]
+    assert shares[shares["qid"] == "b"]["value"].isna().all()  # no token: undefined
+    assert shares.attrs["empty_queries"] == ["b"] and shares.attrs["tokens"] == {"a": 10, "b": 0}
+    others = Run.from_frame(
+        pd.DataFrame(
+            {"qid": ["q"] * 7, "docid": list("uvwxyz") + ["d00"], "score": range(7, 0, -1)}
+        ),
+        name="other",
+    )
+    with pytest.raises(InputError) as info:
+        category_shares(others, counts)
+    assert str(info.value) == (
+        "run 'other': 6 document(s) of the top 10 have no category counts, e.g. u, v, w, x, y; "
+        "expected every document counted (or missing='skip')"
+    )
+    with pytest.raises(ValueError) as info:
+        category_shares(others, counts, missing="drop")
+    assert str(info.value) == "missing must be 'error' or 'skip', found 'drop'"
+    with pytest.raises(ValueError) as info:
+        read_dic(write(tmp_path, SMALL_DIC), unsupported="drop")
+    assert str(info.value) == "unsupported must be one of ('error', 'skip'), found 'drop'"
+
+
+def test_empath_terms_no_token_can_match_are_each_counted(tmp_path):
+    path = write(tmp_path, "pos\tgood day\tst*\tx_y\tfine\nneg\tbad\n", "c.tsv")
+    d = read_empath_tsv(path)
+    assert d.skipped == 3 and dict(d.words) == {"fine": (0,), "bad": (1,)}

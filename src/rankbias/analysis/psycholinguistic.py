@@ -351,8 +351,7 @@ class CategoryCounts:
 
     def rows(self, docids) -> np.ndarray:
         """Row of each docid, ``-1`` where absent."""
-        index = pd.Index(self.docids, dtype=object)
-        return index.get_indexer(np.asarray(docids, dtype=object)).astype(np.int64)
+        return pd.Index(self.docids).get_indexer(docids)  # int64 (intp)
 
 
 def document_category_counts(
@@ -372,7 +371,7 @@ def document_category_counts(
     tokens = [tokenize(t, tokenizer) for t in texts]
     lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
     flat = np.fromiter((w for doc in tokens for w in doc), dtype=object, count=int(lengths.sum()))
-    codes, types = pd.factorize(flat) if len(flat) else (np.zeros(0, np.int64), np.array([]))
+    codes, types = pd.factorize(flat)
     doc_of = np.repeat(np.arange(len(texts)), lengths)
     by_type = sp.csr_matrix(
         (np.ones(len(codes), dtype=np.int64), (doc_of, codes)), shape=(len(texts), len(types))
