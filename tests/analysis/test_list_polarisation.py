@@ -128,3 +128,18 @@ def test_passage_embeddings_are_the_models_unit_vectors_and_then_the_cache(tmp_p
     monkeypatch.setattr(retrieval, "load_dense_model", no_model)
     again, _ = passage_embeddings(testbed)
     np.testing.assert_array_equal(again, vectors)
+
+
+def test_duo_per_query_passes_min_docs_and_gathers_every_run():
+    empty = make_run("empty", {"q9": ["a", "b", "c"]})
+    full = make_run("full", {"q1": ["a", "b", "c"], "q2": ["a", "c", "b"], "pair": ["a", "c"]})
+    table = duo_per_query({"empty": empty, "full": full}, ["q1", "q2", "pair"], EMBEDDINGS, DOCIDS)
+    assert table.index.tolist() == [0, 1]
+    assert table[["run", "qid"]].values.tolist() == [["full", "q1"], ["full", "q2"]]
+    two = duo_per_query({"full": full}, ["pair"], EMBEDDINGS, DOCIDS, min_docs=2)
+    assert two["qid"].tolist() == ["pair"] and two.attrs["skipped"] == []
+    nothing = duo_per_query({"empty": empty}, ["q1"], EMBEDDINGS, DOCIDS)
+    assert nothing.empty and list(nothing.columns) == ["run", "qid", "metric", "cutoff", "value"]
+    assert nothing.attrs["skipped"] == [
+        {"run": "empty", "qid": "q1", "n_docs": 0, "reason": "no ranked list"}
+    ]

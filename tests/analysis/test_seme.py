@@ -472,3 +472,52 @@ def test_a_missing_table_is_named(tmp_path):
         str(info.value)
         == f"{tmp_path / 'absent.tsv'}: no such file; expected a tab-separated table"
     )
+
+
+def test_the_perspective_loaders_refuse_with_whole_messages_and_type_their_columns(tmp_path):
+    path = tmp_path / "p.tsv"
+    rows = [HEADER, ROW_1, ROW_2, b"q2\tHow?\td3\t1\tE. F."]
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    with pytest.raises(InputError) as info:
+        load_perspectives(path)
+    assert (
+        str(info.value) == f"{path}: expected both perspectives for every question, ['q2'] have one"
+    )
+    for bad, message in (
+        (b"q1\tHow?\td3\t2\tE. F.", "question_id 'q1': expected the question 'Why?', found 'How?'"),
+        (b"q1\tWhy?\td1\t2\tE. F.", "doc_id 'd1' already used on line 2"),
+    ):
+        path.write_bytes(b"\n".join([HEADER, ROW_1, ROW_2, bad]) + b"\n")
+        with pytest.raises(InputError) as info:
+            load_perspectives(path)
+        assert str(info.value) == f"{path}:4: {message}"
+    path.write_bytes(b"\n".join([HEADER, ROW_1, ROW_2]) + b"\n")
+    frame = load_perspectives(path)
+    assert list(frame.columns) == ["question_id", "question", "doc_id", "perspective", "text"]
+    assert frame["perspective"].dtype == np.int64
+    distractors = tmp_path / "d.tsv"
+    distractors.write_bytes(b"question_id\tdoc_id\tstyle_of\ttext\nq1\tx1\t2\tSome words.\n")
+    frame = load_distractors(distractors)
+    assert frame.to_dict("list") == {
+        "question_id": ["q1"], "doc_id": ["x1"], "style_of": [2], "text": ["Some words."]
+    }  # fmt: skip
+    assert frame["style_of"].dtype == np.int64
+    distractors.write_bytes(b"question_id\tdoc_id\tstyle_of\ttext\nq1\tx1\t3\tSome words.\n")
+    with pytest.raises(InputError) as info:
+        load_distractors(distractors)
+    assert str(info.value) == f"{distractors}:2: style_of: expected 1 or 2, found '3'"
+
+
+def test_accuracy_by_question_is_in_question_order():
+    table = pd.DataFrame(
+        {
+            "question_id": ["b", "b", "a", "a"],
+            "doc_id": ["b1", "b2", "a1", "a2"],
+            "perspective": [1, 2, 1, 2],
+            "score": [1.0, -1.0, 1.0, 2.0],  # b split right; a's two documents on one side
+        }
+    )
+    out = accuracy_by_question(table)
+    assert list(out.columns) == ["question_id", "accuracy"]
+    assert out["question_id"].tolist() == ["a", "b"]
+    assert out["accuracy"].tolist() == [0.5, 1.0]
