@@ -259,3 +259,22 @@ def test_bad_tables_are_errors_that_say_what_was_expected():
         consistency_bins(table, ["ted"], n_boot=0)
     with pytest.raises(InputError, match="expected at least 4"):
         consistency_bins(table[table["qid"] < "q0003"], ["ted", "awrf"], n_boot=0)
+
+
+def test_query_bins_select_the_run_and_cutoff_asked_for_and_group_by_run():
+    table = pd.concat(
+        [
+            tidy({"ted": np.array([0.1, 0.9])}, run="bm25", cutoff=10, qids=["a", "b"]),
+            tidy({"ted": np.array([0.8, 0.2])}, run="bm25", cutoff=5, qids=["a", "b"]),
+            tidy({"ted": np.array([0.3, 0.4])}, run="dense", cutoff=10, qids=["a", "b"]),
+        ],
+        ignore_index=True,
+    )
+    bins = query_bins(table, ["ted"], n_bins=2, run="bm25", cutoff=5)
+    assert bins[["qid", "metric", "bias", "rank", "bin"]].values.tolist() == [
+        ["a", "ted", 0.8, 1, 1],
+        ["b", "ted", 0.2, 2, 2],
+    ]
+    by_run = query_bins(table, ["ted"], n_bins=2, cutoff=10, by=["run"])
+    ranks = by_run.set_index(["run", "qid"])["rank"].to_dict()
+    assert ranks == {("bm25", "a"): 2, ("bm25", "b"): 1, ("dense", "a"): 2, ("dense", "b"): 1}
