@@ -190,3 +190,46 @@ def test_the_bonferroni_factor_is_the_number_of_systems_compared():
         assert out.loc[run, "significant"] == (3 * p < 0.05)
     # the example has a p between 0.05/3 and 0.05: significant alone, not after correction
     assert any(0.05 / 3 < out.loc[r, "p"] < 0.05 for r in shifts)
+
+
+PAIRED_COLUMNS = ["run", "measure", "n", "mean", "difference", "t", "p", "p_bonferroni",
+                  "significant", "better", "n_excluded"]  # fmt: skip
+
+
+def test_paired_tests_table_runs_and_refusals():
+    values = {"bm25": [0.25, 0.5], "up": [0.5, 0.75], "same": [0.25, 0.5]}
+    table = pd.concat([tidy(run, "nfairr", v) for run, v in values.items()])
+    out = paired_tests(table, measures=["nfairr@10"], runs=["up", "same"], alpha=1.0)
+    assert list(out.columns) == PAIRED_COLUMNS and out["run"].tolist() == ["bm25", "up", "same"]
+    assert out["significant"].dtype == bool and out["better"].dtype == object
+    # p = 1 for "same" after Bonferroni (2 comparisons): not below alpha = 1
+    assert out["significant"].tolist() == [False, True, False]
+    assert out.attrs == {"alpha": 1.0, "baseline": "bm25", "comparisons": 2}
+    with pytest.raises(InputError) as info:
+        paired_tests(table, measures=["nfairr@10"], runs=["up", "dense"])
+    assert str(info.value) == "run(s) ['dense'] are not in the tables; runs: ['bm25', 'up', 'same']"
+    with pytest.raises(InputError) as info:
+        paired_tests([table, table.drop(columns="cutoff")], measures=["nfairr@10"])
+    assert str(info.value) == (
+        "table 1 lacks column(s) ['cutoff']; expected the tidy columns "
+        "['run', 'qid', 'metric', 'cutoff', 'value']"
+    )
+    with pytest.raises(InputError) as info:
+        paired_tests(pd.concat([table, tidy("up", "nfairr", [0.1], qids=["q01"])]), ["nfairr@10"])
+    assert (
+        str(info.value)
+        == "measure 'nfairr@10': run 'up' has several rows for query 'q01'; expected one"
+    )
+
+
+def test_an_effectiveness_measure_without_cutoff_pairs_queries_by_their_text():
+    """AP has no cut-off (NaN) and no direction in the registry: higher is better.  Query ids
+    given as integers in one table and text in the other are the same queries."""
+    effectiveness = pd.DataFrame(
+        {"run": ["bm25"] * 3 + ["s"] * 3, "qid": [1, 2, 3, "1", "2", "3"], "metric": "AP",
+         "cutoff": np.nan, "value": [0.2, 0.3, 0.4, 0.5, 0.6, 0.8]}
+    )  # fmt: skip
+    out = paired_tests(effectiveness, measures=["AP"]).set_index("run")
+    assert out.loc["s", "n"] == 3 and out.loc["s", "n_excluded"] == 0
+    assert out.loc["s", "difference"] == pytest.approx(1.0 / 3)
+    assert out.loc["s", "better"] is True

@@ -136,7 +136,7 @@ def paired_tests(
     out = pd.DataFrame(rows, columns=columns)
     tested = out["run"] != baseline
     out.insert(7, "p_bonferroni", np.minimum(1.0, out["p"] * len(compared)).where(tested))
-    out.insert(8, "significant", (out["p_bonferroni"] < alpha).fillna(False).astype(bool))
+    out.insert(8, "significant", out["p_bonferroni"] < alpha)  # NaN (the baseline): False
     better = []
     for label, diff, run in zip(out["measure"], out["difference"], out["run"], strict=True):
         orientation = _higher_is_better(split_label(label)[0], higher_is_better, label)
