@@ -154,3 +154,64 @@ def test_subsample_coverage_of_a_group_that_never_occurs_is_nan():
     table = subsample_coverage(stats, LEXICON, [0.5], seeds=[3]).set_index("group")
     assert np.isnan(table.loc["m", "occurrence_share"])
     assert table.loc["m", "occurrences"] == 0 and table.loc["m", "documents"] == 0
+
+
+def test_subsample_stats_refusals_whole_and_counts_typed(testbed):
+    texts, docids, stats, _ = testbed
+    plain = document_stats(texts, LEXICON, docids=docids)
+    with pytest.raises(InputError) as info:
+        subsample_stats(plain, LEXICON)
+    assert str(info.value) == (
+        "the statistics have no per-term counts; compute them with per_term=True "
+        "(rankbias.text.document_stats / read_collection_stats) to subsample the word list"
+    )
+    swapped = Lexicon.from_mapping({"she": "f", "he": "m"}, groups=("m", "f"))
+    with pytest.raises(InputError) as info:
+        subsample_stats(stats, swapped)
+    assert str(info.value) == (
+        "the word list has groups ['m', 'f'], the statistics ['f', 'm']; expected the same "
+        "groups in the same order"
+    )
+    foreign = Lexicon.from_mapping({t: "f" for t in ["a1", "a2", "a3", "a4", "a5", "a6", "she"]}
+                                   | {"he": "m"})  # fmt: skip
+    with pytest.raises(InputError) as info:
+        subsample_stats(stats, foreign)
+    assert str(info.value) == (
+        "6 term(s) of the word list are not columns of the statistics, e.g. ['a1', 'a2', 'a3', "
+        "'a4', 'a5']; expected a sub-list of the terms the statistics were computed with"
+    )
+    moved = Lexicon.from_mapping({"she": "f", "her": "m", "him": "f"}, groups=("f", "m"))
+    with pytest.raises(InputError) as info:
+        subsample_stats(stats, moved)
+    assert str(info.value) == (
+        "term 'him' is in group 'f' in the word list but in another group, 'm', in the "
+        "statistics; expected the same group"
+    )
+    kept = subsample_stats(stats, Lexicon.from_mapping({"she": "f", "king": "m"}))
+    assert kept.group_counts.dtype == np.int64 and kept.group_counts.shape == (120, 2)
+    assert (
+        kept.terms == ("she", "king")
+        and kept.term_group.dtype == np.asarray(stats.term_group).dtype
+    )
+
+
+def test_lexicon_of_gives_the_statistics_word_list():
+    stats = document_stats(["he said", "she"], LEXICON, docids=["a", "b"], per_term=True)
+    lexicon = lexicon_of(stats)
+    assert lexicon.groups == ("f", "m") and lexicon.source == "<DocStats terms>"
+    assert dict(lexicon.term_to_group) == dict(LEXICON.term_to_group)
+
+
+def test_subsampling_study_takes_one_run_a_given_word_list_and_checks_its_arguments(testbed):
+    _, _, stats, runs = testbed
+    half = Lexicon.from_mapping({t: "f" for t in FEMALE[:4]} | {t: "m" for t in MALE[:4]})
+    study = subsampling_study(runs[0], stats, metrics=["arab_tc"], fractions=(1.0,), lexicon=half)
+    expected = score_runs(runs[0], subsample_stats(stats, half), ["arab_tc"], [10])
+    assert study["value"].tolist() == expected["value"].tolist()
+    with pytest.raises(ValueError) as info:
+        subsampling_study(runs, stats, seeds=[])
+    assert str(info.value) == "no seeds; expected at least one"
+    for fractions in ([0.0], [1.5], []):
+        with pytest.raises(ValueError) as info:
+            subsampling_study(runs, stats, fractions=fractions)
+        assert str(info.value) == f"fractions must be in (0, 1], found {fractions}"
