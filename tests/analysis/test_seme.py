@@ -229,36 +229,92 @@ def test_round_trip_through_the_response_file(oracle, tmp_path):
 GOOD = "participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
 
 
+RANKS = "clicked: expected ranks (integers) separated by '|', found"
+BOM_AT = "a byte-order mark (bytes ef bb bf, U+FEFF) at column"
+ONLY_AT_START = "expected one only at the very start of the file (were two files joined?)"
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
         ("p2,c,q01,4,0,a|b,", "prior: expected an integer −3…3, found 4"),
         ("p2,c,q01,1,x,a|b,", "posterior: expected an integer −3…3, found 'x'"),
-        ("p2,c,q01,1,0,a|b,3", r"clicked: expected ranks 1…2 \(the list shown\), found \[3\]"),
-        ("p2,c,q01,1,0,a|b,1|two", "clicked: expected ranks"),
-        ("p2,c,q01,1,0,a|b,1_0", "clicked: expected ranks"),
-        ("p2,c,q01,1,0,a|b,1.0", "clicked: expected ranks"),
-        ("p2,c,q01,1,0,a|b,-1", "clicked: expected ranks"),
-        ('p2,c,q01,1,0,"a|b,', "expected CSV fields|expected 7 fields"),
-        ("p2,c,q01,1,0,a|a,", r"shown: expected distinct document ids, found \['a'\] repeated"),
-        ("p2,c,q01,1,0,,", "shown: expected document ids separated by '|'"),
+        ("p2,c,q01,1,0,a|b,3", "clicked: expected ranks 1…2 (the list shown), found [3]"),
+        ("p2,c,q01,1,0,a|b,1|two", f"{RANKS} '1|two'"),
+        ("p2,c,q01,1,0,a|b,1_0", f"{RANKS} '1_0'"),
+        ("p2,c,q01,1,0,a|b,1.0", f"{RANKS} '1.0'"),
+        ("p2,c,q01,1,0,a|b,-1", f"{RANKS} '-1'"),
+        ('p2,c,q01,1,0,"a|b,', "expected 7 fields, found 6"),
+        ("p2,c,q01,1,0,a|a,", "shown: expected distinct document ids, found ['a'] repeated"),
+        ("p2,c,q01,1,0,,", "shown: expected document ids separated by '|', found ''"),
+        ("p2,c,q01,1,0,a| ,", "shown: expected document ids separated by '|', found 'a| '"),
         ("p2,c,q01,1,0", "expected 7 fields, found 5"),
         ("p1,c,q01,1,0,a|b,", "participant_id 'p1' already used on line 2"),
-        ("p2,,q01,1,0,a|b,", "corpus: expected a non-empty value"),
+        ("p2,,q01,1,0,a|b,", "corpus: expected a non-empty value, found ''"),
         # int() would read these as 1: an underscore, an Arabic-Indic and a full-width digit
         ("p2,c,q01,0_1,0,a|b,", "prior: expected an integer −3…3, found '0_1'"),
         ("p2,c,q01,1,\u0661,a|b,", "posterior: expected an integer −3…3, found '\u0661'"),
         ("p2,c,q01,\uff11,0,a|b,", "prior: expected an integer −3…3, found '\uff11'"),
         # a second file's byte-order mark would make the participant '\ufeffp2'
-        ("\ufeffp2,c,q01,1,0,a|b,", r"a byte-order mark \(bytes ef bb bf, U\+FEFF\) at column 1"),
-        ("p2,c,q01,1,0,a|\ufeffb,", r"a byte-order mark \(bytes ef bb bf, U\+FEFF\) at column 16"),
+        ("\ufeffp2,c,q01,1,0,a|b,", f"{BOM_AT} 1; {ONLY_AT_START}"),
+        ("p2,c,q01,1,0,a|\ufeffb,", f"{BOM_AT} 16; {ONLY_AT_START}"),
     ],
 )
 def test_loader_rejects_malformed_rows(tmp_path, row, message):
     path = tmp_path / "r.csv"
     path.write_text(GOOD + "p1,c,q01,0,1,a|b,1\n" + row + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"{re.escape(str(path))}:3: {message}"):
+    with pytest.raises(InputError) as info:
         read_study_responses(path)
+    assert str(info.value) == f"{path}:3: {message}"
+
+
+COLUMNS_LIST = (
+    "['participant_id', 'corpus', 'question_id', 'prior', 'posterior', 'shown', 'clicked']"
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", f"expected a header with {COLUMNS_LIST}, found an empty file"),
+        (
+            GOOD.strip().encode() + b",corpus\n",
+            "expected each column once, found ['corpus'] repeated",
+        ),
+        (
+            b"participant_id,corpus\n",
+            f"expected the columns {COLUMNS_LIST}, missing "
+            "['question_id', 'prior', 'posterior', 'shown', 'clicked']",
+        ),
+    ],
+)
+def test_loader_rejects_a_bad_header(tmp_path, raw, message):
+    path = tmp_path / "r.csv"
+    path.write_bytes(raw)
+    with pytest.raises(InputError) as info:
+        read_study_responses(path)
+    assert str(info.value) == f"{path}:1: {message}"
+
+
+def test_loader_keeps_extra_columns_after_its_own_and_skips_blank_lines(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "condition,participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
+        "A,p1,c,q01,0,1,a|b,1\n\n \nB,p2,c,q01,-1,2,b|a,\n",
+        encoding="utf-8",
+    )
+    frame = read_study_responses(path)
+    assert list(frame.columns) == [
+        "participant_id", "corpus", "question_id", "prior", "posterior", "shown", "clicked",
+        "n_clicked", "condition",
+    ]  # fmt: skip
+    assert frame["participant_id"].tolist() == ["p1", "p2"]
+    assert frame["condition"].tolist() == ["A", "B"]
+    assert frame["prior"].tolist() == [0, -1] and frame["prior"].dtype == np.int64
+    assert frame.attrs["path"] == str(path)
+    with pytest.raises(InputError) as info:
+        read_study_responses(tmp_path / "absent.csv")
+    assert str(info.value) == f"{tmp_path / 'absent.csv'}: no such file; expected a response file"
 
 
 def test_loader_rejects_a_missing_column(tmp_path):
