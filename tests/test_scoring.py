@@ -14,6 +14,7 @@ from public_data import PUBLIC
 
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
+from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
 from rankbias.metrics.rab import MAGNITUDES
 from rankbias.runs import Run, read_run
 from rankbias.scoring import mean_per_system, score_runs
@@ -673,12 +674,23 @@ def test_a_query_id_of_forty_characters_is_shown_whole_and_a_longer_one_cut():
         assert f"query(ies) of run 'run', e.g. {shown}; expected" in str(info.value)
 
 
+def probe_measure(kernel, *inputs):
+    """An unregistered measure whose kernel looks at what a plugin's kernel is given."""
+    return Measure(
+        name="probe",
+        family="probe",
+        definition="reads its inputs",
+        reference="none",
+        higher_is=HigherIs.NEITHER,
+        inputs=inputs,
+        kernel=kernel,
+    )
+
+
 def test_the_inputs_a_kernel_reads_are_padded_past_each_list():
     """What a plugin's kernel gets (book: Extending): row i holds list i's first K values in
     rank order, and past the list's end NaN (polarisation, scores) or False (flags,
     relevance)."""
-    from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
-
     seen = {}
 
     def probe(inputs, cutoffs):
@@ -687,15 +699,7 @@ def test_the_inputs_a_kernel_reads_are_padded_past_each_list():
         seen["relevance"] = inputs.relevance()
         return np.zeros((inputs.n_queries, len(cutoffs)))
 
-    measure = Measure(
-        name="padding_probe",
-        family="probe",
-        definition="reads its inputs",
-        reference="none",
-        higher_is=HigherIs.NEITHER,
-        inputs=(Input.POLARISATION, Input.GROUP_MEMBERSHIP, Input.RELEVANCE),
-        kernel=probe,
-    )
+    measure = probe_measure(probe, Input.POLARISATION, Input.GROUP_MEMBERSHIP, Input.RELEVANCE)
     run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d2"]})
     polarisation = pd.DataFrame({"docid": ["d1", "d2", "d3"], "score": [0.5, -1.0, 2.0]})
     qrels = pd.DataFrame({"qid": ["q1", "q2"], "docid": ["d3", "d2"], "relevance": [2, 1]})
@@ -752,20 +756,11 @@ def test_background_and_counterfactual_refusals_give_their_whole_message():
 
 def test_a_kernel_that_reads_a_background_run_nobody_gave_is_told_so():
     """A plugin's kernel may call background_ranked without declaring background=run."""
-    from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
 
     def kernel(inputs, cutoffs):
         inputs.background_ranked(np.zeros(len(TEXTS)), 0.0)
 
-    measure = Measure(
-        name="background_probe",
-        family="probe",
-        definition="reads a background run",
-        reference="none",
-        higher_is=HigherIs.NEITHER,
-        inputs=(Input.TERM_STATISTICS,),
-        kernel=kernel,
-    )
+    measure = probe_measure(kernel, Input.TERM_STATISTICS)
     with pytest.raises(InputError) as info:
         score_runs(make_run({"q1": ["d1"]}), stats_of(TEXTS), [MeasureRequest(measure)], [1])
     assert str(info.value) == (
