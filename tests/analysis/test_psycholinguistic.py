@@ -269,8 +269,38 @@ def test_empath_dictionary_without_the_package_says_how_to_get_it(monkeypatch):
 
     monkeypatch.setattr(module, "find_spec", lambda name: None)  # as if not installed
     assert not module.empath_available()
-    with pytest.raises(ImportError, match="pip install empath"):
+    with pytest.raises(ImportError) as error:
         empath_dictionary()
+    assert str(error.value) == (
+        "the Empath lexicon needs the 'empath' package (pip install empath==0.89); "
+        "the open dictionary (open_dictionary()) and read_dic(path) work without it"
+    )
+
+
+def test_an_empath_install_without_its_lexicon_file_is_named(monkeypatch, tmp_path):
+    import rankbias.analysis.psycholinguistic as module
+
+    class Installed:  # an installed 'empath' whose data folder lacks categories.tsv
+        @staticmethod
+        def files(name):
+            assert name == "empath"
+            return tmp_path
+
+    monkeypatch.setattr(module, "resources", Installed)
+    with pytest.raises(InputError) as error:
+        empath_dictionary()
+    assert str(error.value) == (
+        f"{tmp_path / 'data' / 'categories.tsv'}: "
+        "Empath's categories file is missing from the installed package"
+    )
+
+
+def test_a_missing_empath_table_is_named(tmp_path):
+    with pytest.raises(InputError) as error:
+        read_empath_tsv(tmp_path / "categories.tsv")
+    assert str(error.value) == (
+        f"{tmp_path / 'categories.tsv'}: no such file; expected a category table in Empath's format"
+    )
 
 
 def test_empath_dictionary_reads_the_installed_lexicon():
@@ -526,3 +556,165 @@ def test_empath_terms_no_token_can_match_are_each_counted(tmp_path):
     path = write(tmp_path, "pos\tgood day\tst*\tx_y\tfine\nneg\tbad\n", "c.tsv")
     d = read_empath_tsv(path)
     assert d.skipped == 3 and dict(d.words) == {"fine": (0,), "bad": (1,)}
+
+
+def test_correlate_refuses_bad_arguments_and_tables_in_whole_messages():
+    metric_table, share_table, *_ = generated(n_queries=10, n_categories=2, n_metrics=2, seed=6)
+    with pytest.raises(ValueError) as error:
+        correlate(metric_table, share_table, family="query")
+    assert str(error.value) == "family must be one of ('metric', 'all'), found 'query'"
+    for alpha in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError) as error:
+            correlate(metric_table, share_table, alpha=alpha)
+        assert str(error.value) == f"alpha must be in (0, 1), found {alpha!r}"
+    with pytest.raises(InputError) as error:
+        correlate(metric_table.drop(columns=["value"]), share_table)
+    assert str(error.value) == "the metric table lacks column(s) ['value']"
+    with pytest.raises(InputError) as error:
+        correlate(metric_table, share_table.rename(columns={"category": "c", "qid": "q"}))
+    assert str(error.value) == "the shares table lacks column(s) ['category', 'qid']"
+    with pytest.raises(InputError) as error:
+        correlate(metric_table, share_table, metrics=["m1", "nfairr", "m0", "arab"])
+    assert str(error.value) == "the metric table has no rows for ['nfairr', 'arab']"
+    with pytest.raises(InputError) as error:
+        correlate(metric_table, share_table, run="dense")
+    assert str(error.value) == ("nothing to correlate: the metric or the shares table is empty")
+    with pytest.raises(InputError) as error:
+        correlate(metric_table, share_table.assign(run="dense"), run="bm25")
+    assert str(error.value) == ("nothing to correlate: the metric or the shares table is empty")
+
+
+def test_correlate_selects_run_cutoff_and_metrics_in_the_order_asked():
+    metric_table, share_table, metrics, shares = generated(
+        n_queries=12, n_categories=2, n_metrics=2, seed=7
+    )
+    deeper = metric_table.assign(cutoff=20, value=metric_table["value"] + 100.0 * np.arange(24))
+    both = pd.concat([metric_table, deeper], ignore_index=True)
+    with pytest.raises(InputError) as error:
+        correlate(both, share_table)
+    assert str(error.value) == (
+        "the metric table holds 2 values of 'cutoff' (10, 20); expected one: pass cutoff="
+    )
+    two_runs = pd.concat([share_table, share_table.assign(run="dense", value=0.5)])
+    with pytest.raises(InputError) as error:
+        correlate(metric_table, two_runs)
+    assert str(error.value) == (
+        "the shares table holds 2 values of 'run' ('bm25', 'dense'); expected one: pass run="
+    )
+    with pytest.raises(InputError) as error:  # two pairs repeated, one with another value
+        correlate(metric_table, pd.concat([share_table, share_table.head(2).iloc[::-1]
+                                           .assign(value=0.3)]))  # fmt: skip
+    assert str(error.value) == (
+        "the shares table has several rows for qid 'q000' and category 'c00'; "
+        "expected one per (qid, category)"
+    )
+    seven = pd.concat([metric_table.assign(cutoff=k) for k in range(1, 8)])
+    with pytest.raises(InputError) as error:
+        correlate(seven, share_table)
+    assert str(error.value) == (  # the first five values named
+        "the metric table holds 7 values of 'cutoff' (1, 2, 3, 4, 5); expected one: pass cutoff="
+    )
+    out = correlate(both, two_runs, cutoff=10, run="bm25", metrics=["m1", "m0"])
+    assert out["metric"].tolist() == ["m1", "m1", "m0", "m0"]
+    assert out.columns.tolist() == [
+        "metric",
+        "category",
+        "n",
+        "r",
+        "p",
+        "p_bh",
+        "significant",
+        "significant_bh",
+    ]
+    for row in out.itertuples(index=False):
+        j, c = int(row.metric[1:]), int(row.category[1:])
+        assert row.r == pytest.approx(stats.pearsonr(metrics[:, j], shares[:, c]).statistic)
+    only = correlate(metric_table, share_table, metrics=["m1"])
+    assert only["metric"].unique().tolist() == ["m1"]
+
+
+def test_correlate_aligns_shares_by_query_and_leaves_out_queries_without_them():
+    metric_table, share_table, metrics, shares = generated(
+        n_queries=30, n_categories=3, n_metrics=2, seed=8
+    )
+    extra = share_table.head(3).assign(qid="q999", value=[0.9, 0.1, 0.5])
+    without_q007 = share_table[share_table["qid"] != "q007"]
+    reordered = pd.concat([extra, without_q007.iloc[::-1]], ignore_index=True)
+    out = correlate(metric_table, reordered)
+    keep = np.arange(30) != 7
+    assert out.attrs["excluded_queries"] == {"m0": 1, "m1": 1}
+    assert out["n"].unique().tolist() == [29]
+    for row in out.itertuples(index=False):
+        j, c = int(row.metric[1:]), int(row.category[1:])
+        ref = stats.pearsonr(metrics[keep, j], shares[keep, c])
+        assert row.r == pytest.approx(ref.statistic, abs=1e-12)
+
+
+def test_significance_is_strictly_below_alpha_and_the_attrs_say_how_it_was_tested():
+    metric_table, share_table, *_ = generated(n_queries=40, n_categories=4, n_metrics=2, seed=9)
+    first = correlate(metric_table, share_table)
+    # alpha equal to a row's own p (then p_bh): that row is not significant, and below it is
+    p, p_bh = float(first["p"].iloc[0]), float(first["p_bh"].iloc[0])
+    at_p = correlate(metric_table, share_table, alpha=p)
+    assert not at_p["significant"].iloc[0]
+    assert correlate(metric_table, share_table, alpha=p * (1 + 1e-9))["significant"].iloc[0]
+    at_bh = correlate(metric_table, share_table, alpha=p_bh, family="all")
+    at_bh_p = float(at_bh["p_bh"].iloc[0])
+    at_own = correlate(metric_table, share_table, alpha=at_bh_p, family="all")
+    assert not at_own["significant_bh"].iloc[0]
+    assert at_own.attrs == {
+        "excluded_queries": {"m0": 0, "m1": 0},
+        "undefined": 0,
+        "alpha": at_bh_p,
+        "family": "all",
+    }
+
+
+def test_top_categories_whole_table_with_its_defaults_and_metric_order():
+    # metric "b" comes first in the table; it has six categories significant after BH (one
+    # more than the default k=5) and one significant only before adjustment
+    names = ["u", "v", "w", "x", "y", "z", "t"]
+    corr = pd.DataFrame(
+        {
+            "metric": ["b"] * 7 + ["a"] * 2,
+            "category": names + ["u", "v"],
+            "r": [0.1, -0.7, 0.6, 0.5, -0.4, 0.3, 0.95, 0.2, 0.8],
+            "p": [0.001, 1e-6, 1e-5, 1e-4, 1e-3, 0.002, 0.03, 0.01, 1e-7],
+            "p_bh": [0.002, 1e-5, 1e-4, 1e-3, 0.002, 0.003, 0.09, 0.02, 1e-6],
+            "significant": [True] * 9,
+            "significant_bh": [True] * 6 + [False] + [True, True],
+        }
+    )
+    out = top_categories(corr)
+    expected = pd.DataFrame(
+        {
+            "metric": ["b"] * 5 + ["a"] * 2,
+            "rank": [1, 2, 3, 4, 5, 1, 2],
+            "category": ["v", "w", "x", "y", "z", "v", "u"],
+            "r": [-0.7, 0.6, 0.5, -0.4, 0.3, 0.8, 0.2],
+            "p": [1e-5, 1e-4, 1e-3, 0.002, 0.003, 1e-6, 0.02],
+        }
+    ).astype({"metric": object})
+    pd.testing.assert_frame_equal(out, expected)
+    assert out.attrs == {"n_significant": {"b": 6, "a": 2}, "adjusted": True}
+    raw = top_categories(corr, k=1, adjust=False)
+    assert raw[["metric", "category", "p"]].values.tolist() == [["b", "t", 0.03], ["a", "v", 1e-7]]
+    assert raw.attrs == {"n_significant": {"b": 7, "a": 2}, "adjusted": False}
+    with pytest.raises(ValueError) as error:
+        top_categories(corr, k=0)
+    assert str(error.value) == "k must be at least 1, found 0"
+
+
+def test_three_queries_give_a_correlation_and_two_do_not():
+    metric_table, share_table, metrics, shares = generated(
+        n_queries=3, n_categories=2, n_metrics=1, seed=10
+    )
+    out = correlate(metric_table, share_table)
+    ref = stats.pearsonr(metrics[:, 0], shares[:, 1])
+    assert out["r"].iloc[1] == pytest.approx(ref.statistic, abs=1e-12)
+    assert out["p"].iloc[1] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert out.attrs["undefined"] == 0
+    two = correlate(metric_table[metric_table["qid"] != "q002"], share_table)
+    assert two["n"].tolist() == [2, 2]
+    assert two[["r", "p", "p_bh"]].isna().all().all()
+    assert two.attrs["undefined"] == 2
