@@ -233,3 +233,93 @@ def test_an_effectiveness_measure_without_cutoff_pairs_queries_by_their_text():
     assert out.loc["s", "n"] == 3 and out.loc["s", "n_excluded"] == 0
     assert out.loc["s", "difference"] == pytest.approx(1.0 / 3)
     assert out.loc["s", "better"] is True
+
+
+def test_metric_correlation_whole_table_runs_queries_and_undefined_cases():
+    qids = [f"q{i:02d}" for i in range(6)]
+    x = [0.1, 0.4, 0.3, 0.2, 0.5, 0.9]
+    y = [0.2, 0.5, 0.1, 0.4, 0.3, 0.35]  # a moderate correlation: 0.05 < p < 1
+    tables = [
+        tidy("s", "texfair", x, qids=qids),
+        tidy("s", "nfairr", y, qids=qids),
+        tidy("flat-x", "texfair", [0.3] * 6, qids=qids),  # constant first metric
+        tidy("flat-x", "nfairr", y, qids=qids),
+        tidy("flat-y", "texfair", x, qids=qids),
+        tidy("flat-y", "nfairr", [0.7] * 6, qids=qids),  # constant second metric
+        tidy("two", "texfair", [0.1, 0.2, np.nan, np.nan, np.nan, np.nan], qids=qids),
+        tidy("two", "nfairr", [0.5, 0.3, 0.1, 0.2, 0.3, 0.4], qids=qids),
+    ]
+    out = metric_correlation(pd.concat(tables), runs=["two", "s", "absent", "flat-x", "flat-y"])
+    assert out.columns.tolist() == [
+        "run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"
+    ]  # fmt: skip
+    ref = stats.pearsonr(x, y)
+    assert 0.05 < ref.pvalue < 1
+    assert out["run"].tolist() == ["two", "s", "absent", "flat-x", "flat-y"]
+    assert out[["first", "second"]].drop_duplicates().values.tolist() == [["texfair", "nfairr"]]
+    assert out["cutoff"].tolist() == [10] * 5
+    assert out["n"].tolist() == [2, 6, 0, 6, 6]
+    assert out["n_excluded"].tolist() == [4, 0, 0, 0, 0]
+    assert out["r"].iloc[1] == pytest.approx(ref.statistic, abs=1e-12)
+    assert out["p"].iloc[1] == pytest.approx(ref.pvalue, rel=1e-9)
+    undefined = out.drop(index=1)
+    assert undefined[["r", "p"]].isna().all().all()
+    assert out["significant"].tolist() == [False] * 5  # the default alpha is 0.05
+    assert out.attrs == {"alpha": 0.05}
+    # significant means p strictly below alpha
+    at_p = metric_correlation(pd.concat(tables), alpha=ref.pvalue, runs=["s"])
+    assert not at_p["significant"].item()
+    above = metric_correlation(pd.concat(tables), alpha=ref.pvalue * (1 + 1e-9), runs=["s"])
+    assert above["significant"].item()
+    # a subset of the queries, given by id
+    subset = metric_correlation(pd.concat(tables), qids=["q00", "q01", "q02", "q05"], runs=["s"])
+    ref = stats.pearsonr([x[i] for i in (0, 1, 2, 5)], [y[i] for i in (0, 1, 2, 5)])
+    assert subset["n"].item() == 4
+    assert subset["r"].item() == pytest.approx(ref.statistic, abs=1e-12)
+
+
+def test_measure_rows_missing_or_repeated_are_named_whole():
+    many = pd.concat(
+        [tidy("s", f"m{j:02d}", [0.1, 0.2]) for j in range(22)]
+        + [tidy("s", "AP", [0.3, 0.4], cutoff=None)]
+    )
+    with pytest.raises(InputError) as error:
+        metric_correlation(many, first="m00", second="nfairr")
+    known = ["AP"] + [f"m{j:02d}@10" for j in range(19)]  # the first twenty, sorted
+    assert str(error.value) == f"no rows for measure 'nfairr@10'; the tables hold {known}"
+    # two (run, query) pairs repeated, the second pair first, one with another value
+    table = pd.concat([tidy("s", "nfairr", [0.1, 0.2, 0.3]), tidy("t", "nfairr", [0.4, 0.5, 0.6])])
+    repeated = pd.concat([table, table.iloc[[4, 1]].assign(value=0.9)])
+    with pytest.raises(InputError) as error:
+        paired_tests(repeated, measures=["nfairr@10"], baseline="s")
+    assert str(error.value) == (
+        "measure 'nfairr@10': run 's' has several rows for query 'q01'; expected one"
+    )
+
+
+def test_a_run_or_the_baseline_without_rows_for_a_measure_is_reported_not_tested():
+    table = pd.concat(
+        [
+            tidy("bm25", "nfairr", [0.5, 0.6, 0.7]),
+            tidy("dense", "nfairr", [0.6, 0.8, 0.7]),
+            tidy("dense", "texfair", [0.2, 0.3, 0.1]),
+            tidy("sparse", "texfair", [0.4, 0.3, 0.2]),
+        ]
+    )
+    out = paired_tests(table, measures=["texfair@10", "nfairr@10"], baseline="bm25")
+    texfair = out[out["measure"] == "texfair@10"].set_index("run")
+    assert texfair["n"].tolist() == [0, 3, 3]  # bm25 has no TExFAIR rows
+    assert texfair.loc["bm25", ["mean", "difference", "t", "p"]].isna().all()
+    assert texfair.loc["dense", "mean"] == pytest.approx(0.2)
+    assert texfair.loc[["dense", "sparse"], ["difference", "t", "p"]].isna().all().all()
+    assert texfair.loc[["dense", "sparse"], "n_excluded"].tolist() == [3, 3]
+    nfairr = out[out["measure"] == "nfairr@10"].set_index("run")
+    assert nfairr.loc["sparse", "n"] == 0 and np.isnan(nfairr.loc["sparse", "mean"])
+    assert nfairr.loc["sparse", "n_excluded"] == 3
+    assert nfairr.loc["dense", "difference"] == pytest.approx(0.1)
+    assert nfairr.loc["dense", "better"] is True  # NFaiRR: higher is fairer
+    # a direction given for the measure's label overrides the metric's own
+    flipped = paired_tests(
+        table, measures=["nfairr@10"], baseline="bm25", higher_is_better={"nfairr@10": False}
+    ).set_index("run")
+    assert flipped.loc["dense", "better"] is False
