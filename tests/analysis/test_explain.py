@@ -197,3 +197,43 @@ def test_arguments_of_the_wrong_type_are_named(testbed):
         TypeError, match=r"^table: expected the DataFrame of explain\(\), found list"
     ):
         strip_plot([])
+
+
+def test_strip_plot_draws_each_list_in_table_order_on_its_own_scale(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from rankbias.analysis.explain import strip_plot
+
+    table = pd.DataFrame(  # the lists in table order (q2 before q1); q2 lacks ranks 2 and 6
+        {
+            "qid": ["q2"] * 4 + ["q1"] * 6 + ["q0"] * 2,
+            "metric": ["nfairr"] * 4 + ["rab"] * 6 + ["nfairr"] * 2,
+            "cutoff": [10] * 4 + [5] * 6 + [10] * 2,
+            "rank": [1, 3, 4, 5, 1, 2, 3, 4, 5, 6, 1, 2],
+            "contribution": [0.2, -0.4, 0.1, 0.0, -0.03, 0.01, 0.02, 0.0, 0.0, 0.01, 0.0, 0.0],
+        }
+    )
+    figure = strip_plot(table)
+    axes = figure.axes
+    assert len(axes) == 3
+    assert tuple(figure.get_size_inches()) == pytest.approx((7, 0.3 + 0.55 * 3))
+    labels = [axis.get_yticklabels()[0].get_text() for axis in axes]
+    assert labels == ["q2: NFaiRR@10", "q1: RaB (tc)@5", "q0: NFaiRR@10"]
+    expected = [
+        ([0.2, np.nan, -0.4, 0.1, 0.0, np.nan], 0.4),
+        ([-0.03, 0.01, 0.02, 0.0, 0.0, 0.01], 0.03),
+        ([0.0, 0.0, np.nan, np.nan, np.nan, np.nan], 1.0),  # nothing contributes: scale 1
+    ]
+    for axis, (values, scale) in zip(axes, expected, strict=True):
+        (image,) = axis.get_images()
+        np.testing.assert_array_equal(np.ma.filled(image.get_array(), np.nan), [values])
+        assert image.get_clim() == pytest.approx((-scale, scale))
+        assert image.get_cmap().name == "coolwarm"
+        ticks = [label.get_text() for label in axis.get_xticklabels()]
+        assert ticks == ["1", "", "", "", "5", ""]
+    assert axes[-1].get_xlabel() == "rank (colour: contribution, blue < 0 < red)"
+    plt.close(figure)
+    path = tmp_path / "strips.png"
+    saved = strip_plot(table, path)
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    assert not plt.fignum_exists(saved.number)  # closed once written
