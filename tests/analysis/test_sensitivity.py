@@ -215,3 +215,67 @@ def test_subsampling_study_takes_one_run_a_given_word_list_and_checks_its_argume
         with pytest.raises(ValueError) as info:
             subsampling_study(runs, stats, fractions=fractions)
         assert str(info.value) == f"fractions must be in (0, 1], found {fractions}"
+
+
+def test_the_study_passes_its_options_and_draw_to_every_replicate(testbed):
+    _, _, stats, runs = testbed
+    lexicon = lexicon_of(stats)
+    study = subsampling_study(
+        runs[:1], stats, ["nfairr(background=run)", "arab_tc"], fractions=(0.5, 1.0), seeds=[3],
+        background=runs[1],
+    )  # fmt: skip
+    for fraction in (0.5, 1.0):
+        sub = subsample(lexicon, 0.5, 3) if fraction < 1 else lexicon
+        expected = score_runs(
+            runs[:1],
+            subsample_stats(stats, sub),
+            ["nfairr(background=run)", "arab_tc"],
+            [10],
+            background=runs[1],
+        )
+        got = study[study["fraction"] == fraction]
+        np.testing.assert_array_equal(got["value"].to_numpy(), expected["value"].to_numpy())
+        assert study.attrs["undefined_values"][(fraction, 3 if fraction < 1 else 0)] == dict(
+            expected.attrs["undefined_values"]
+        )
+    plain = subsampling_study(runs[:1], stats, ["nfairr"], fractions=(0.5, 1.0), seeds=[3])
+    assert not np.array_equal(  # the background run changes NFaiRR's ideal
+        plain["value"].to_numpy(), study[study["metric"] != "arab_tc"]["value"].to_numpy()
+    )
+    assert set(study.attrs) == {"undefined_values", "terms_kept", "stratified"}
+    assert study.attrs["stratified"] is True
+    assert study.dtypes.astype(str).to_dict() == {
+        "fraction": "float64", "seed": "int32", "run": "category", "qid": "category",
+        "metric": "category", "cutoff": "category", "value": "float64",
+    }  # fmt: skip
+
+
+def test_a_pooled_draw_that_empties_a_group_is_named_with_its_fraction_and_seed(testbed):
+    _, _, stats, runs = testbed
+    with pytest.raises(InputError) as expected:  # one term of sixteen: one group is left empty
+        subsample(lexicon_of(stats), 0.05, 0, stratified=False)
+    with pytest.raises(InputError) as error:
+        subsampling_study(runs, stats, ["arab_tc"], fractions=(0.05,), seeds=[0], stratified=False)
+    assert str(error.value) == f"fraction 0.05, seed 0: {expected.value}"
+    pooled = subsampling_study(
+        runs, stats, ["arab_tc"], fractions=(0.5,), seeds=range(4), stratified=False
+    )
+    assert pooled.attrs["stratified"] is False
+    for seed in range(4):
+        sub = subsample(lexicon_of(stats), 0.5, seed, stratified=False)
+        assert pooled.attrs["terms_kept"][(0.5, seed)] == {
+            g: len(sub.terms_of(g)) for g in ("f", "m")
+        }
+    assert {tuple(k.values()) for k in pooled.attrs["terms_kept"].values()} != {(4, 4)}
+
+
+def test_the_word_list_of_statistics_keeps_their_group_order(testbed):
+    texts, docids, _, _ = testbed
+    reordered = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m"}, groups=("m", "f"))
+    stats = document_stats(texts, reordered, docids=docids, per_term=True)
+    assert lexicon_of(stats).groups == ("m", "f")
+    sub = subsample_stats(stats, Lexicon.from_mapping({"she": "f", "he": "m"}, groups=("m", "f")))
+    words = [t.split() for t in texts]
+    np.testing.assert_array_equal(
+        sub.group_counts, [[w.count("he"), w.count("she")] for w in words]
+    )
