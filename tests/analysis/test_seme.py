@@ -251,6 +251,11 @@ ONLY_AT_START = "expected one only at the very start of the file (were two files
         ("p2,c,q01,1,0", "expected 7 fields, found 5"),
         ("p1,c,q01,1,0,a|b,", "participant_id 'p1' already used on line 2"),
         ("p2,,q01,1,0,a|b,", "corpus: expected a non-empty value, found ''"),
+        (",c,q01,1,0,a|b,", "participant_id: expected a non-empty value, found ''"),
+        (
+            "p2,c,q01,1,0,a|b," + "1" * 131073,
+            "expected CSV fields, found field larger than field limit (131072)",
+        ),  # fmt: skip
         # int() would read these as 1: an underscore, an Arabic-Indic and a full-width digit
         ("p2,c,q01,0_1,0,a|b,", "prior: expected an integer −3…3, found '0_1'"),
         ("p2,c,q01,1,\u0661,a|b,", "posterior: expected an integer −3…3, found '\u0661'"),
@@ -277,6 +282,10 @@ COLUMNS_LIST = (
     ("raw", "message"),
     [
         (b"", f"expected a header with {COLUMNS_LIST}, found an empty file"),
+        (
+            b"x" * 131073 + b"\n",
+            "expected a CSV header, found field larger than field limit (131072)",
+        ),
         (
             GOOD.strip().encode() + b",corpus\n",
             "expected each column once, found ['corpus'] repeated",
@@ -577,3 +586,69 @@ def test_accuracy_by_question_is_in_question_order():
     assert list(out.columns) == ["question_id", "accuracy"]
     assert out["question_id"].tolist() == ["a", "b"]
     assert out["accuracy"].tolist() == [0.5, 1.0]
+
+
+def test_attach_duo_keeps_the_responses_index_and_takes_no_responses(oracle):
+    orderings = study_orderings(oracle).iloc[[3, 0]]
+    responses = pd.DataFrame(
+        {
+            "participant_id": ["p1", "p2"],
+            "question_id": orderings["question_id"].to_numpy(),
+            "shown": orderings["shown"].to_numpy(),
+        },
+        index=[7, 5],  # a selection of a larger table
+    )
+    out = attach_duo(responses, oracle)
+    assert out.index.tolist() == [7, 5]
+    for column in ("duo", "signed_duo", "released_signed_duo", "aligned_signed_duo"):
+        np.testing.assert_array_equal(out[column].to_numpy(), orderings[column].to_numpy())
+    none = attach_duo(responses.iloc[:0], oracle)
+    assert len(none) == 0
+    assert none.columns.tolist() == [
+        "participant_id", "question_id", "shown",
+        "duo", "signed_duo", "released_signed_duo", "aligned_signed_duo",
+    ]  # fmt: skip
+    assert (none.dtypes.iloc[3:] == np.float64).all()
+
+
+def test_attach_duo_needs_a_perspective_one_document_and_one_is_enough(oracle):
+    question = oracle["question_id"].iloc[0]
+    rows = oracle[oracle["question_id"] == question]
+    twos = rows[rows["perspective"] == 2]["doc_id"].tolist()
+    responses = pd.DataFrame(
+        {"participant_id": ["p9"], "question_id": [question], "shown": [tuple(twos[:3])]}
+    )
+    with pytest.raises(InputError) as error:
+        attach_duo(responses, oracle[oracle["perspective"] == 2])
+    assert str(error.value) == (
+        f"participant p9: question {question!r} has no perspective-1 documents in the table"
+    )
+    one = rows[rows["perspective"] == 1].iloc[:1]
+    table = pd.concat([one, rows[rows["perspective"] == 2]])
+    out = attach_duo(responses, table)
+    assert np.isfinite(out["aligned_signed_duo"].item())
+
+
+def test_the_response_file_is_written_with_its_header_compressed_by_its_suffix(tmp_path):
+    study = pd.DataFrame(
+        {
+            "participant_id": ["p1", "p2"],
+            "corpus": "c",
+            "question_id": ["q01", "q02"],
+            "prior": [0, -3],
+            "posterior": [1, 3],
+            "shown": [("a", "b"), ("c", "d")],
+            "clicked": [(2, 1), ()],
+            "extra": ["not written", "not written"],
+        },
+        index=[4, 9],
+    )
+    plain = write_study_responses(study, tmp_path / "responses.csv")
+    assert plain.read_text(encoding="utf-8") == (
+        "participant_id,corpus,question_id,prior,posterior,shown,clicked\n"
+        "p1,c,q01,0,1,a|b,2|1\n"
+        "p2,c,q02,-3,3,c|d,\n"
+    )
+    packed = write_study_responses(study, tmp_path / "responses.CSV.GZ")
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
