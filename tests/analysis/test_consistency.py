@@ -267,6 +267,7 @@ def test_query_bins_select_the_run_and_cutoff_asked_for_and_group_by_run():
             tidy({"ted": np.array([0.1, 0.9])}, run="bm25", cutoff=10, qids=["a", "b"]),
             tidy({"ted": np.array([0.8, 0.2])}, run="bm25", cutoff=5, qids=["a", "b"]),
             tidy({"ted": np.array([0.3, 0.4])}, run="dense", cutoff=10, qids=["a", "b"]),
+            tidy({"ted": np.array([0.1, 0.7])}, run="dense", cutoff=5, qids=["a", "b"]),
         ],
         ignore_index=True,
     )
@@ -278,3 +279,50 @@ def test_query_bins_select_the_run_and_cutoff_asked_for_and_group_by_run():
     by_run = query_bins(table, ["ted"], n_bins=2, cutoff=10, by=["run"])
     ranks = by_run.set_index(["run", "qid"])["rank"].to_dict()
     assert ranks == {("bm25", "a"): 2, ("bm25", "b"): 1, ("dense", "a"): 2, ("dense", "b"): 1}
+
+
+def reference_overlaps(a: np.ndarray, b: np.ndarray, n_bins: int) -> np.ndarray:
+    """O_k by the definition: rank by bias (most biased first, ties in qid order), bin
+    ⌊rank·n_bins/n⌋, share of bin k's queries in bin k for both."""
+    n = len(a)
+    bins = []
+    for values in (a, b):
+        rank = np.empty(n, dtype=int)
+        rank[np.argsort(-values, kind="stable")] = np.arange(n)
+        bins.append(rank * n_bins // n)
+    sizes = np.bincount(np.arange(n) * n_bins // n, minlength=n_bins)
+    return np.array([((bins[0] == k) & (bins[1] == k)).sum() for k in range(n_bins)]) / sizes
+
+
+def test_the_bootstrap_interval_is_the_percentile_interval_of_resampled_queries(monkeypatch):
+    import rankbias.analysis.consistency as module
+
+    rng = np.random.default_rng(11)
+    n, n_boot, seed = 40, 30, 3
+    x = rng.random(n)
+    y = x + rng.normal(0, 0.4, n)
+    table = tidy({"a": x, "b": y})
+    directions = {"a": "biased", "b": "biased"}
+    # replicates drawn in chunks of 7 (four full chunks, then 2): the same as one draw
+    monkeypatch.setattr(module, "_CHUNK_CELLS", 7 * n * 2)
+    out = consistency_bins(
+        table, ["a", "b"], n_bins=4, seed=seed, n_boot=n_boot, confidence=0.8,
+        directions=directions,
+    )  # fmt: skip
+    draws = np.sort(np.random.default_rng(seed).integers(0, n, size=(n_boot, n)), axis=1)
+    replicates = np.array([reference_overlaps(x[i], y[i], 4) for i in draws])
+    low, high = np.quantile(replicates, [0.1, 0.9], axis=0)
+    np.testing.assert_allclose(out["overlap_low"], low, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out["overlap_high"], high, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out["overlap"], reference_overlaps(x, y, 4), rtol=0, atol=1e-12)
+
+
+def test_query_bins_and_bias_levels_follow_a_given_direction_in_a_plain_table():
+    table = tidy({"own": np.array([0.9, 0.3, 0.6])}, qids=["a", "b", "c"])
+    bins = query_bins(table, ["own"], n_bins=3, directions={"own": "fairer"})
+    assert bins[["qid", "bias", "rank"]].values.tolist() == [
+        ["a", pytest.approx(0.1), 3], ["b", pytest.approx(0.7), 1], ["c", pytest.approx(0.4), 2]
+    ]  # fmt: skip
+    levels = bias_levels(table.iloc[::-1], ["own"], {"own": "signed"})
+    assert levels.index.tolist() == [0, 1, 2]
+    assert levels.columns.tolist() == ["run", "qid", "metric", "cutoff", "value", "bias"]

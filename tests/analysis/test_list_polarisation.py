@@ -45,6 +45,7 @@ def test_duo_per_query_hand_example():
     assert values[("q2", "duo(variance=global)")] == pytest.approx(0.0)
     assert set(table["cutoff"]) == {10} and set(table["run"]) == {"sys"}
     assert table.attrs["skipped"] == []
+    assert table.index.tolist() == list(range(4))  # one index over the queries' rows
 
 
 def test_duo_per_query_cutoff_and_skips():
@@ -65,6 +66,9 @@ def test_polarisation_is_fitted_on_the_cut_list():
     run = make_run("sys", {"q1": ["a", "c", "b", "d"]})
     table = run_polarisation(run, ["q1"], EMBEDDINGS, DOCIDS, cutoff=3)
     assert table["docid"].tolist() == ["a", "c", "b"]
+    both = make_run("sys", {"q1": ["a", "b", "c"], "q2": ["d", "c", "b"]})
+    two = run_polarisation(both, ["q1", "q2"], EMBEDDINGS, DOCIDS, cutoff=3)
+    assert two.index.tolist() == list(range(6))
     assert table["score"].tolist() == pytest.approx([3.0, -3.0, 0.0])
 
 

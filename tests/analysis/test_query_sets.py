@@ -23,3 +23,12 @@ def test_label_query_sets_refuses_overlapping_sets_and_unlabelled_queries():
         label_query_sets(frame, {"a": ["q1", "s1"], "b": ["s1", "q2"]})
     with pytest.raises(ValueError, match=r"1 qid\(s\) in no query set, e.g. \['s1'\]"):
         label_query_sets(frame, {"a": ["q1", "q2"]})
+
+
+def test_label_query_sets_names_five_lost_queries_and_keeps_the_labels_order():
+    frame = pd.DataFrame({"qid": [f"x{i}" for i in range(7)] + ["q1"], "value": range(8)})
+    with pytest.raises(ValueError) as error:
+        label_query_sets(frame, {"b": ["q1"]})
+    assert str(error.value) == "7 qid(s) in no query set, e.g. ['x0', 'x1', 'x2', 'x3', 'x4']"
+    out = label_query_sets(frame.tail(1), {"z": ["q2"], "b": ["q1"]})
+    assert list(out["query set"].cat.categories) == ["z", "b"]  # the labels' order, even unused
