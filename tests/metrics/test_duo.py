@@ -38,8 +38,13 @@ def all_orderings(n: int) -> np.ndarray:
 def brute_force_dcv(scores, step, variance, include_full) -> np.ndarray:
     """DCV of every ordering of ``scores`` (rows in itertools.permutations order)."""
     scores = np.asarray(scores, dtype=float)
-    n = scores.size
-    orderings = scores[all_orderings(n)]
+    return dcv_of_rows(scores[all_orderings(scores.size)], step, variance, include_full)
+
+
+def dcv_of_rows(orderings, step, variance, include_full) -> np.ndarray:
+    """DCV of each row of ``orderings`` (scores in rank order), from the definition."""
+    n = orderings.shape[1]
+    mean = orderings[0].mean()
     total = np.zeros(orderings.shape[0])
     for k in range(step, n + int(include_full), step):
         if k > 1:
@@ -47,7 +52,7 @@ def brute_force_dcv(scores, step, variance, include_full) -> np.ndarray:
             if variance == "prefix":
                 utility = np.var(prefix, axis=1)
             else:
-                utility = np.mean((prefix - scores.mean()) ** 2, axis=1)
+                utility = np.mean((prefix - mean) ** 2, axis=1)
             total += utility / math.log2(k)
     return total
 
@@ -316,3 +321,81 @@ def test_global_variance_is_exact_beyond_the_subset_dp_limit():
     for _ in range(200):
         value = dcv(scores[rng.permutation(40)], variance="global")
         assert low - 1e-12 <= value <= high + 1e-12
+
+
+def test_sampled_normalisation_over_more_than_one_block_of_draws():
+    # 50,000 draws: more than the released 40,320 per block, so the min and max must be
+    # taken over both blocks; the draws are numpy's default_rng(seed) argsort of uniforms
+    rng = np.random.default_rng(4)
+    scores = rng.normal(size=10)
+    value = duo_sampled(scores, seed=5, n_samples=50_000)
+    draws = np.argsort(np.random.default_rng(5).random((50_000, 10)), axis=1)
+    values = dcv_of_rows(scores[draws], 1, "prefix", False)
+    own = dcv_of_rows(scores[None, :], 1, "prefix", False)[0]
+    expected = 1.0 - (own - values.min()) / (values.max() - values.min())
+    assert value == pytest.approx(expected, abs=1e-12)
+    assert values[40_320:].min() < values[:40_320].min()  # the second block matters here
+    # one draw is allowed: min = max, so 0.5; none is refused
+    assert duo_sampled(scores, seed=5, n_samples=1) == 0.5
+    with pytest.raises(ValueError) as error:
+        duo_sampled(scores, seed=5, n_samples=0)
+    assert str(error.value) == "n_samples: expected a positive integer, found 0"
+
+
+@pytest.mark.parametrize("n", [6, 8])
+def test_sampled_normalisation_is_exhaustive_up_to_its_limit_and_sees_the_identity(n):
+    rng = np.random.default_rng(n)
+    scores = rng.normal(size=n)
+    biased, _ = extreme_orderings(scores)
+    # the most biased order itself: exhaustive enumeration starts with the identity, which is
+    # the minimum here (Duo exactly 1), with any number of samples allowed
+    assert duo_sampled(scores[biased], seed=0, n_samples=3, exhaustive_max_n=n) == (
+        pytest.approx(1.0, abs=1e-12)
+    )
+    assert duo_sampled(scores, seed=0, n_samples=3, exhaustive_max_n=n) == pytest.approx(
+        brute_force_duo(scores, 1, "prefix", False), abs=1e-12
+    )
+
+
+def test_sampled_normalisation_defaults_are_step_one_without_the_full_list():
+    scores = np.array([0.3, -1.2, 2.0, 0.1, -0.4, 1.1])
+    assert duo_sampled(scores, seed=0) == pytest.approx(
+        brute_force_duo(scores, 1, "prefix", False), abs=1e-12
+    )
+    assert duo_sampled(scores, seed=0, step=2, include_full=True) == pytest.approx(
+        brute_force_duo(scores, 2, "prefix", True), abs=1e-12
+    )
+    assert brute_force_duo(scores, 2, "prefix", False) != pytest.approx(
+        brute_force_duo(scores, 1, "prefix", False)
+    )
+    # the whole list's own term is the same for every ordering, so include_full leaves
+    # Duo unchanged (it shifts DCV only): its default cannot be seen in Duo
+    assert brute_force_duo(scores, 1, "prefix", True) == pytest.approx(
+        brute_force_duo(scores, 1, "prefix", False), abs=1e-12
+    )
+
+
+def test_orientation_signed_duo_passes_its_options_and_reads_zero_as_not_positive():
+    scores = np.array([0.3, -1.2, 2.0, 0.1, -0.4, 1.1])
+    for options in ({}, {"step": 2}, {"variance": "global"}, {"include_full": True}):
+        step = options.get("step", 1)
+        variance = options.get("variance", "prefix")
+        full = options.get("include_full", False)
+        expected = brute_force_duo(scores, step, variance, full)
+        assert orientation_signed_duo(scores, [1.0, 2.0], **options) == pytest.approx(expected)
+        assert orientation_signed_duo(scores, [-1.0, 2.0], **options) == pytest.approx(expected)
+    # a reference score of 0 is not positive: one of three positive is fewer than half
+    assert orientation_signed_duo(scores, [0.0, 0.0, 1.0]) == pytest.approx(
+        -brute_force_duo(scores, 1, "prefix", False)
+    )
+
+
+@pytest.mark.parametrize(("step", "include_full"), [(1, True), (2, False), (3, True)])
+def test_extreme_orderings_attain_the_bounds_under_every_option(step, include_full):
+    rng = np.random.default_rng(12)
+    for n in range(3, 8):
+        scores = rng.normal(size=n)
+        values = brute_force_dcv(scores, step, "prefix", include_full)
+        biased, balanced = extreme_orderings(scores, step=step, include_full=include_full)
+        got = dcv_of_rows(scores[np.stack([biased, balanced])], step, "prefix", include_full)
+        assert got == pytest.approx([values.min(), values.max()], abs=1e-12)

@@ -158,3 +158,50 @@ def test_packaged_model_embeds_offline():
     assert np.linalg.norm(vectors, axis=1) == pytest.approx(np.ones(3), abs=1e-3)
     similarity = vectors @ vectors.T
     assert similarity[0, 1] > similarity[0, 2] + 0.3
+
+
+def test_every_refusal_of_the_polarisation_functions_is_whole():
+    cases = [
+        (lambda: spurious_direction(np.eye(2), np.eye(3)),
+         "distractor_a has 2 dimensions, distractor_b 3; expected the same embedding space"),
+        (lambda: spurious_direction(np.eye(2), np.eye(2)[::-1]),
+         "distractor sets have identical mean embeddings: no spurious direction"),
+        (lambda: polarisation_scores(np.eye(3), fit_embeddings=np.eye(4)),
+         "fit_embeddings have 4 dimensions, embeddings 3; expected the same embedding space"),
+        (lambda: polarisation_scores(np.eye(3), fit_embeddings=[[0.0, np.inf, 1.0]] * 2),
+         "fit_embeddings: expected finite numbers, found NaN or inf"),
+        (lambda: polarisation_scores(np.eye(3), remove_direction=[1.0, 0.0]),
+         "remove_direction has 2 dimensions, embeddings 3; expected the same"),
+        (lambda: polarisation_scores(np.eye(3), remove_direction=[0.0, 0.0, 0.0]),
+         "remove_direction is the zero vector; expected a direction"),
+        (lambda: polarisation_scores(np.eye(3), fit_embeddings=[[1.0, 2.0, 3.0]]),
+         "fit set: expected at least 2 documents for PCA, found 1"),
+        (lambda: polarisation_scores(np.ones((4, 3))),
+         "fit set: all embeddings are identical, the principal axis is undefined"),
+        (lambda: polarisation_accuracy([1.0, -1.0, 2.0], ["a", "b"]),
+         "labels: expected one label per score (3), found shape (2,)"),
+        (lambda: polarisation_accuracy([1.0, -1.0], ["a", "b"], method="majority"),
+         "method: expected 'best_sign' or 'per_group_majority', found 'majority'"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value) == message
+
+
+def test_a_direction_of_any_length_is_removed_whole():
+    # the documents differ along x (±2, ±1) and, far more, along z; removing z (given with
+    # length 2) leaves the x axis: the scores are the x coordinates (mean 0)
+    embeddings = np.array([[2.0, 0.0, 50.0], [-2.0, 0.0, -30.0], [1.0, 0.0, 90.0], [-1.0, 0, 0]])
+    scores = polarisation_scores(embeddings, remove_direction=[0.0, 0.0, 2.0])
+    np.testing.assert_allclose(scores, [2.0, -2.0, 1.0, -1.0], atol=1e-12)
+
+
+def test_accuracy_counts_a_zero_score_as_neither_sign():
+    # 0.5 is positive and right for "a" in either assignment; 0.0 is right under neither
+    labels = ["a", "a", "b", "b"]
+    assert polarisation_accuracy([0.5, 0.0, -0.5, -2.0], labels) == 0.75
+    assert polarisation_accuracy([0.5, 0.0, -0.5, -2.0], labels, method="per_group_majority") == (
+        0.75
+    )
+    assert polarisation_accuracy([0.5, 0.25, 0.75, -2.0], labels) == 0.75
