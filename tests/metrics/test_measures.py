@@ -92,8 +92,17 @@ def test_the_listing_has_the_documented_columns():
     ]  # fmt: skip
     assert table["name"].is_unique and set(table["name"]) == {m.name for m in measures()}
     assert set(table["higher_is"]) <= {"fairer", "more_biased", "signed", "neither"}
+    assert list(table.columns[6:]) == ["level", "display", "definition"]
     row = table.set_index("name").loc["nfairr"]
-    assert "tau=1 (float)" in row["parameters"] and "background=collection" in row["parameters"]
+    assert row["parameters"] == (
+        "tau=1 (float); strict=false (bool); targets=uniform (floats); "
+        "background=collection (collection|run)"
+    )
+    prf = table.set_index("name").loc["prf_m"]
+    assert prf["inputs"] == "term_statistics + relevance"
+    crbo = table.set_index("name").loc["crbo"]
+    assert (crbo["level"], crbo["display"]) == ("system", get_measure("crbo").display)
+    assert crbo["definition"] == get_measure("crbo").definition
     assert row["reference"].startswith("rekabsaz2021societal")
 
 
@@ -211,3 +220,88 @@ def test_split_cutoff_is_the_reader_of_at_k_for_any_label():
     assert split_cutoff("x(key=a@b)") == ("x(key=a@b)", None)  # '@' inside parameters
     with pytest.raises(ValueError, match="bad cut-off '-1'"):
         split_cutoff("rnd@-1")
+
+
+def declaration(**fields):
+    """A declaration with every required field, overridden by ``fields``."""
+    from rankbias.metrics.measures import Measure
+
+    base = dict(
+        name="probe_measure", family="probe", definition="a test declaration",
+        reference="none", higher_is=HigherIs.NEITHER, inputs=(Input.TERM_STATISTICS,),
+        kernel=len,
+    )  # fmt: skip
+    return Measure(**{**base, **fields})
+
+
+def test_a_declaration_is_checked_whole_when_it_is_made():
+    tau = Parameter("tau", "float", 1.0, "a threshold")
+    cases = [
+        ({"name": "Probe"}, ValueError, "measure name 'Probe': expected lower-case [a-z0-9_]"),
+        ({"higher_is": "fairer"}, TypeError,
+         "probe_measure: higher_is must be a HigherIs, found 'fairer'"),
+        ({"inputs": ()}, TypeError, "probe_measure: inputs must be Input members, found ()"),
+        ({"inputs": ("stats",)}, TypeError,
+         "probe_measure: inputs must be Input members, found ('stats',)"),
+        ({"parameters": ("tau",)}, TypeError, "probe_measure: parameters must be Parameter values"),
+        ({"parameters": (tau, tau)}, ValueError,
+         "probe_measure: parameter names ['tau', 'tau'] repeat or use ('aggregate', 'cutoff')"),
+        ({"parameters": (Parameter("cutoff", "int", 10, "k"),)}, ValueError,
+         "probe_measure: parameter names ['cutoff'] repeat or use ('aggregate', 'cutoff')"),
+        ({"level": "list"}, ValueError, "probe_measure: level must be 'query' or 'system'"),
+        ({"kernel": "len"}, TypeError, "probe_measure: kernel must be callable"),
+    ]  # fmt: skip
+    for fields, kind, message in cases:
+        with pytest.raises(kind) as error:
+            declaration(**fields)
+        assert str(error.value) == message, fields
+    assert declaration().display == "probe_measure"
+    assert declaration(display="Probe").display == "Probe"
+
+
+def test_register_takes_a_declaration_once_and_refuses_a_different_one(monkeypatch):
+    import functools
+
+    from rankbias.metrics import measures as registry
+
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
+    with pytest.raises(TypeError) as error:
+        registry.register("probe_measure")
+    assert str(error.value) == "register: expected a Measure, found str"
+    first = declaration(kernel=functools.partial(sorted, key=abs))
+    assert registry.register(first, aliases={"probe_abs": {"tau": 0.0}}) is first
+    assert registry.ALIASES["probe_abs"] == ("probe_measure", (("tau", 0.0),))
+    # the same declaration again: the first one stays
+    assert registry.register(declaration(kernel=functools.partial(sorted, key=abs))) is first
+
+    def module_copy():  # a copy of a plugin's module makes new functions of the same names
+        def key(value):
+            return value
+
+        def kernel(inputs, cutoffs):
+            return inputs
+
+        return key, kernel
+
+    key, kernel = module_copy()
+    copied = declaration(
+        name="probe_copy", kernel=kernel, aggregate=functools.partial(max, key=key)
+    )
+    assert registry.register(copied) is copied
+    key, kernel = module_copy()
+    again = declaration(name="probe_copy", kernel=kernel, aggregate=functools.partial(max, key=key))
+    assert registry.register(again) is copied
+    different = [
+        declaration(kernel=functools.partial(sorted, key=len)),  # the shared kernel's own key
+        declaration(kernel=functools.partial(sorted, key=abs, reverse=True)),
+        declaration(kernel=functools.partial(max, key=abs)),
+        declaration(kernel=functools.partial(sorted, key=abs), aggregate=min),
+    ]
+    for other in different:
+        with pytest.raises(ValueError) as error:
+            registry.register(other)
+        assert str(error.value) == (
+            "measure 'probe_measure' is registered twice, with different declarations "
+            "(family 'probe' and 'probe')"
+        )
