@@ -200,3 +200,53 @@ def test_delta_a_prf_names_a_table_of_the_wrong_kind():
         match=r"^table: expected the DataFrame of pairwise_ranking_fairness\(\), found NoneType",
     ):
         delta_a_prf(None)
+
+
+def test_delta_a_prf_reads_the_two_groups_only_and_is_nan_quietly_without_one():
+    import warnings
+
+    table = pd.DataFrame(
+        {
+            "qid": ["1", "1", "2", "2", "3"],
+            "group": ["m", "f", "m", "f", "n"],  # a row of another label is not a group's
+            "prf": [1.0, 0.25, 0.5, 0.75, 0.0],
+            "nprf": [0.9, 0.3, 0.4, 0.6, 0.0],
+        }
+    )
+    assert delta_a_prf(table) == pytest.approx(0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the documented NaN, not numpy's empty-mean warning
+        assert math.isnan(delta_a_prf(table[table["group"] != "f"]))
+        assert math.isnan(delta_a_prf(table[table["group"] != "m"]))
+
+
+def test_the_system_statistics_refuse_with_whole_messages():
+    cases = [
+        (lambda: pairwise_difference([0.5], []),
+         "nprf_f: expected at least one nPRF value, found none"),
+        (lambda: pairwise_difference([np.inf], [0.5]),
+         "nprf_m: expected finite values (drop undefined queries), found NaN/inf"),
+        (lambda: t_statistic_squared([], [0.5]),
+         "nprf_m: expected at least one nPRF value, found none"),
+        (lambda: t_statistic_squared([0.5], [np.nan]),
+         "nprf_f: expected finite values (drop undefined queries), found NaN/inf"),
+        (lambda: t_statistic_squared([0.5], [0.2, 0.4, 0.6], ddof=1),
+         "ddof=1 needs more than 1 values per group, found 1 and 3"),
+        (lambda: t_statistic_squared([0.5, 0.1], [0.2, 0.4], form="welch"),
+         "form: expected 'standard' or 'printed', found 'welch'"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value) == message
+
+
+def test_t_statistic_without_spread_is_nan_or_infinite_quietly():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(t_statistic_squared([0.5, 0.5], [0.5]))
+        assert t_statistic_squared([0.5, 0.5], [0.25]) == math.inf
+        assert t_statistic_squared([0.5, 0.5], [0.25], form="printed") == math.inf
+        assert math.isnan(t_statistic_squared([0.5, 0.5], [0.5], form="printed"))

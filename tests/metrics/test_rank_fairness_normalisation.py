@@ -112,3 +112,14 @@ def test_fairest_of_three_is_not_zero_under_max_but_zero_under_min_max(measure):
     assert function(list(max(raws, key=raws.get)), normalisation="min_max") == 1.0
     if measure == "rnd":
         assert round(brute_max_normalised, 3) == 0.568
+
+
+@pytest.mark.parametrize("measure", ["rnd", "rkl"])
+def test_the_bounds_default_to_every_cut_point_and_the_log2_i_plus_1_discount(measure):
+    low_of = {"rnd": rnd_min, "rkl": rkl_min}[measure]
+    high_of = {"rnd": rnd_max, "rkl": rkl_max}[measure]
+    raws = [brute_raw(o, measure) for o in orderings(7, 3)]
+    assert low_of(7, 3) == pytest.approx(min(raws), abs=1e-12)
+    assert high_of(7, 3) == pytest.approx(max(raws), abs=1e-12)
+    stepped = min(brute_raw(o, measure, step=2) for o in orderings(7, 3))
+    assert stepped != pytest.approx(min(raws))  # the default is seen
