@@ -250,3 +250,12 @@ def test_t_statistic_without_spread_is_nan_or_infinite_quietly():
         assert t_statistic_squared([0.5, 0.5], [0.25]) == math.inf
         assert t_statistic_squared([0.5, 0.5], [0.25], form="printed") == math.inf
         assert math.isnan(t_statistic_squared([0.5, 0.5], [0.5], form="printed"))
+
+
+def test_bias_labels_need_one_magnitude_per_document_in_each_group():
+    with pytest.raises(ValueError) as error:
+        bias_labels([1.0, 2.0], [1.0])
+    assert str(error.value) == (
+        "male_magnitude has shape (2,), female_magnitude (1,); "
+        "expected one value per document in each"
+    )
