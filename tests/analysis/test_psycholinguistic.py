@@ -299,7 +299,7 @@ def test_a_missing_empath_table_is_named(tmp_path):
     with pytest.raises(InputError) as error:
         read_empath_tsv(tmp_path / "categories.tsv")
     assert str(error.value) == (
-        f"{tmp_path / 'categories.tsv'}: no such file; expected a category table in Empath's format"
+        f"{tmp_path / 'categories.tsv'}: no such file; expected a category table in Empath's form"
     )
 
 

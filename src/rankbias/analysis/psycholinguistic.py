@@ -295,9 +295,7 @@ def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDict
     categories: list[str] = []
     words: dict[str, set[int]] = {}
     skipped = 0
-    for line_no, raw in iter_lines(
-        read_bytes(path, "category table in Empath's format"), str(path)
-    ):
+    for line_no, raw in iter_lines(read_bytes(path, "category table in Empath's form"), str(path)):
         if not raw.strip():
             continue
         name, *terms = raw.split("\t")
