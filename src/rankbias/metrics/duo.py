@@ -397,7 +397,7 @@ def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) 
     ``embeddings``, ``v`` the first right singular vector of the centred fit set, signed so
     that its largest-magnitude loading is positive.  ``fit_embeddings``: ``(m, d)`` (the
     query's perspective documents; default the ``embeddings``); ``remove_direction``: a
-    ``(d,)`` vector whose component is removed from every embedding first (App. A.5)."""
+    ``(d,)`` vector removed from the fit set first (App. A.5; ``v`` is then orthogonal to it)."""
     ranked = _as_matrix(embeddings, "embeddings")
     fit = ranked if fit_embeddings is None else _as_matrix(fit_embeddings, "fit_embeddings")
     if fit.shape[1] != ranked.shape[1]:
@@ -406,7 +406,7 @@ def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) 
             "expected the same embedding space"
         )
     if remove_direction is not None:
-        direction = np.asarray(remove_direction, dtype=float).ravel()
+        direction = np.ravel(remove_direction)
         if direction.size != ranked.shape[1]:
             raise ValueError(
                 f"remove_direction has {direction.size} dimensions, embeddings "
@@ -416,7 +416,6 @@ def polarisation_scores(embeddings, fit_embeddings=None, remove_direction=None) 
         if norm == 0.0:
             raise ValueError("remove_direction is the zero vector; expected a direction")
         direction = direction / norm
-        ranked = ranked - np.outer(ranked @ direction, direction)
         fit = fit - np.outer(fit @ direction, direction)
     if fit.shape[0] < 2:
         raise ValueError(f"fit set: expected at least 2 documents for PCA, found {fit.shape[0]}")

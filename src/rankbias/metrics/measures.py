@@ -232,7 +232,7 @@ class Measure:
     label_parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name, re.ASCII):
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
             raise ValueError(f"measure name {self.name!r}: expected lower-case [a-z0-9_]")
         if not isinstance(self.higher_is, HigherIs):
             raise TypeError(f"{self.name}: higher_is must be a HigherIs, found {self.higher_is!r}")
