@@ -335,6 +335,12 @@ def test_sampled_normalisation_over_more_than_one_block_of_draws():
     expected = 1.0 - (own - values.min()) / (values.max() - values.min())
     assert value == pytest.approx(expected, abs=1e-12)
     assert values[40_320:].min() < values[:40_320].min()  # the second block matters here
+    # two draws: the bounds are theirs, the first draw included
+    draws = np.argsort(np.random.default_rng(5).random((2, 10)), axis=1)
+    two = dcv_of_rows(scores[draws], 1, "prefix", False)
+    assert duo_sampled(scores, seed=5, n_samples=2) == pytest.approx(
+        1.0 - (own - two.min()) / (two.max() - two.min()), abs=1e-12
+    )
     # one draw is allowed: min = max, so 0.5; none is refused
     assert duo_sampled(scores, seed=5, n_samples=1) == 0.5
     with pytest.raises(ValueError) as error:

@@ -299,8 +299,7 @@ def duo_sampled(
     n = array.size
     mean = float(array.mean())
     if n <= exhaustive_max_n:
-        permutations = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
-        permutations = permutations.reshape(-1, n)
+        permutations = np.array(list(itertools.permutations(range(n))))
     else:
         rng = np.random.default_rng(seed)
         permutations = np.argsort(rng.random((n_samples, n)), axis=1)
