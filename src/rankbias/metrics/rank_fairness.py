@@ -78,12 +78,13 @@ def _cut_discounts(n_items: int, step: int, discount: str) -> np.ndarray:
     return weights
 
 
-def _utility(measure: str, prefix_length, protected_count, n_items, n_protected, smoothing):
-    """``u`` at prefix length ``i`` with ``c`` protected items (arrays broadcast)."""
-    share = np.asarray(protected_count, dtype=float) / np.asarray(prefix_length, dtype=float)
-    overall = n_protected / n_items
-    if measure == "rND":
-        return np.abs(share - overall)
+def _nd(share, overall, smoothing):
+    """rND's ``u`` of the protected share ``P_i`` at a cut point and overall ``P_N``."""
+    return np.abs(share - overall)
+
+
+def _kl(share, overall, smoothing):
+    """rKL's ``u``: ``KL(P_i ‖ P_N)`` in bits, FairRank's smoothing optional (arrays broadcast)."""
     if smoothing == "fairrank":
         share = np.where((share == 0) | (share == 1), _FAIRRANK_EPSILON, share)
         if overall in (0.0, 1.0):
@@ -94,17 +95,17 @@ def _utility(measure: str, prefix_length, protected_count, n_items, n_protected,
     return first + second
 
 
-def _raw(measure, protected, step, discount, smoothing) -> float:
+def _raw(u, protected, step, discount, smoothing) -> float:
     check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
     flags = _as_protected(protected)
     _check(step, discount)
     n_items, n_protected = flags.size, int(flags.sum())
-    lengths = np.arange(1, n_items + 1)
-    utilities = _utility(measure, lengths, np.cumsum(flags), n_items, n_protected, smoothing)
+    shares = np.cumsum(flags) / np.arange(1, n_items + 1)
+    utilities = u(shares, n_protected / n_items, smoothing)
     return float(np.sum(utilities * _cut_discounts(n_items, step, discount)[1:]))
 
 
-def _extreme(measure, n_items, n_protected, step, discount, smoothing, largest: bool) -> float:
+def _extreme(u, n_items, n_protected, step, discount, smoothing, largest: bool) -> float:
     """The raw value of the most unfair (``largest``) or the fairest ordering: the longest or
     shortest path through the lattice of prefix counts."""
     check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
@@ -131,7 +132,7 @@ def _extreme(measure, n_items, n_protected, step, discount, smoothing, largest: 
         feasible = (counts <= length) & (length - counts <= n_items - n_protected)
         extended[~feasible] = worst
         if weights[length]:
-            utility = _utility(measure, length, counts, n_items, n_protected, smoothing)
+            utility = u(counts / length, n_protected / n_items, smoothing)
             extended = np.where(feasible, extended + weights[length] * utility, worst)
         best = extended
     return float(best[n_protected])
@@ -139,7 +140,7 @@ def _extreme(measure, n_items, n_protected, step, discount, smoothing, largest: 
 
 def rnd_raw(protected: Sequence[bool], *, step: int = 1, discount: Discount = "log2(i+1)") -> float:
     """Unnormalised rND: ``Σ_{cut i} |P_i − P_N| · discount(i)``."""
-    return _raw("rND", protected, step, discount, "none")
+    return _raw(_nd, protected, step, discount, "none")
 
 
 def rkl_raw(
@@ -150,14 +151,14 @@ def rkl_raw(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Unnormalised rKL: ``Σ_{cut i} KL(P_i ‖ P_N) · discount(i)`` (log base 2)."""
-    return _raw("rKL", protected, step, discount, kl_smoothing)
+    return _raw(_kl, protected, step, discount, kl_smoothing)
 
 
 def rnd_max(
     n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
 ) -> float:
     """Exact maximum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme("rND", n_items, n_protected, step, discount, "none", True)
+    return _extreme(_nd, n_items, n_protected, step, discount, "none", True)
 
 
 def rkl_max(
@@ -169,14 +170,14 @@ def rkl_max(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, True)
+    return _extreme(_kl, n_items, n_protected, step, discount, kl_smoothing, True)
 
 
 def rnd_min(
     n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
 ) -> float:
     """Exact minimum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme("rND", n_items, n_protected, step, discount, "none", False)
+    return _extreme(_nd, n_items, n_protected, step, discount, "none", False)
 
 
 def rkl_min(
@@ -188,10 +189,10 @@ def rkl_min(
     kl_smoothing: Smoothing = "none",
 ) -> float:
     """Exact minimum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme("rKL", n_items, n_protected, step, discount, kl_smoothing, False)
+    return _extreme(_kl, n_items, n_protected, step, discount, kl_smoothing, False)
 
 
-def _normalised(measure, protected, step, discount, smoothing, normalisation) -> float:
+def _normalised(u, protected, step, discount, smoothing, normalisation) -> float:
     """The raw value over its exact maximum (``"max"``) or ``(raw − min) / (max − min)``
     (``"min_max"``, NaN when every ordering scores alike); NaN when ``P`` is 0 or ``N``.  Within
     a relative 1e-12 of a bound (round-off between the DP's and the direct sum's order of
@@ -199,17 +200,17 @@ def _normalised(measure, protected, step, discount, smoothing, normalisation) ->
     check_choice("normalisation", normalisation, ("max", "min_max"))
     flags = _as_protected(protected)
     n_items, n_protected = flags.size, int(flags.sum())
-    high = _extreme(measure, n_items, n_protected, step, discount, smoothing, True)
+    high = _extreme(u, n_items, n_protected, step, discount, smoothing, True)
     if n_protected in (0, n_items):
         return float("nan")
-    raw = _raw(measure, flags, step, discount, smoothing)
+    raw = _raw(u, flags, step, discount, smoothing)
     if normalisation == "max":
         if high <= 0.0:
             return float("nan")
         if abs(high - raw) <= 1e-12 * high:
             return 1.0
         return min(raw / high, 1.0)
-    low = _extreme(measure, n_items, n_protected, step, discount, smoothing, False)
+    low = _extreme(u, n_items, n_protected, step, discount, smoothing, False)
     scale = max(abs(low), abs(high))
     if high - low <= 1e-12 * scale or high <= low:
         return float("nan")
@@ -231,7 +232,7 @@ def rnd(
     most unfair; ``"max"``: :func:`rnd_raw` over its exact maximum (the fairest ordering scores
     0 only if it matches ``P_N`` at every cut point), ``"min_max"``: 0 = the fairest.  NaN when
     all or none of the items are protected, and for ``"min_max"`` when all orderings tie."""
-    return _normalised("rND", protected, step, discount, "none", normalisation)
+    return _normalised(_nd, protected, step, discount, "none", normalisation)
 
 
 def rkl(
@@ -244,7 +245,7 @@ def rkl(
 ) -> float:
     """rKL of ``protected`` (booleans in rank order), normalised over all orderings as for
     :func:`rnd` (1 = the most unfair); NaN in the same cases."""
-    return _normalised("rKL", protected, step, discount, kl_smoothing, normalisation)
+    return _normalised(_kl, protected, step, discount, kl_smoothing, normalisation)
 
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
