@@ -291,9 +291,7 @@ def _per_query_table(inputs, cutoffs, score_normalisation, female, male):
     return tables
 
 
-def _query_kernel(
-    inputs, cutoffs, score_normalisation="min_max", female="f", male="m", *, column, group
-):
+def _query_kernel(inputs, cutoffs, score_normalisation, female, male, *, column, group):
     tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
     out = np.full((inputs.n_queries, len(cutoffs)), np.nan)
     for j, k in enumerate(cutoffs):
@@ -302,9 +300,7 @@ def _query_kernel(
     return out
 
 
-def _system_kernel(
-    inputs, cutoffs, score_normalisation="min_max", female="f", male="m", ddof=0, *, statistic
-):
+def _system_kernel(inputs, cutoffs, score_normalisation, female, male, ddof=None, *, statistic):
     tables = _per_query_table(inputs, cutoffs, score_normalisation, female, male)
     out = np.full(len(cutoffs), np.nan)
     for j, k in enumerate(cutoffs):
