@@ -27,6 +27,7 @@ def value(table, qid, group, column):
 def test_bias_labels_are_the_sign_of_the_magnitude_difference():
     labels = bias_labels([3, 0, 2, 0], [1, 0, 5, 2])
     assert labels.tolist() == [1, 0, -1, -1]
+    assert labels.dtype == np.int8  # as documented: one byte per document
 
 
 def test_hand_example_one_query():
