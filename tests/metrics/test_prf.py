@@ -58,6 +58,29 @@ def test_clicks_as_0_or_1_equal_booleans_and_other_numbers_are_refused():
         pairwise_ranking_fairness(clicked=[2, 0, 1, 0, 0], **args)
 
 
+@pytest.mark.parametrize(
+    ("name", "qid", "score", "clicked", "label", "message"),
+    [
+        ("score", ["a", "a"], [1.0], [1, 0], [1, 0], "found shape (1,)"),
+        ("clicked", ["a", "a"], [1.0, 2.0], [1], [1, 0], "found shape (1,)"),
+        ("label", ["a", "a"], [1.0, 2.0], [1, 0], [[1, 0]], "found shape (1, 2)"),
+    ],
+)
+def test_every_column_needs_one_value_per_row_of_qid(name, qid, score, clicked, label, message):
+    with pytest.raises(ValueError) as error:
+        pairwise_ranking_fairness(qid, score, clicked, label)
+    assert str(error.value) == f"{name}: expected one value per row of qid (2), {message}"
+
+
+def test_a_single_qid_is_not_a_column_of_them():
+    # a scalar qid has no rows: the columns are checked against none, then the pair refused
+    with pytest.raises(ValueError) as error:
+        pairwise_ranking_fairness("q", [], [], [])
+    assert str(error.value) == (
+        "qid and score: expected two 1-D sequences of the same length, found shapes () and (0,)"
+    )
+
+
 def test_ties_count_as_wins_and_undefined_groups_are_nan():
     table = pairwise_ranking_fairness(
         qid=["a", "a", "a", "b", "b"],
@@ -147,6 +170,10 @@ def test_delta_a_prf_hand_example():
     )
     # mean over T_m = (1 + .5)/2 = .75, over T_f = (.25 + .75)/2 = .5
     assert delta_a_prf(table) == pytest.approx(0.25)
+    # a table read back with None for the undefined queries (an object column) reads the same
+    as_objects = table.assign(prf=pd.Series([1.0, None, 0.5, 0.25, None, 0.75], dtype=object))
+    assert as_objects["prf"].dtype == object
+    assert delta_a_prf(as_objects) == pytest.approx(0.25)
     with pytest.raises(ValueError, match=r"missing \['prf'\]"):
         delta_a_prf(table.drop(columns="prf"))
 

@@ -196,7 +196,7 @@ def delta_a_prf(table: pd.DataFrame) -> float:
     male = _group_values(table, "prf", "m")
     female = _group_values(table, "prf", "f")
     if male.size == 0 or female.size == 0:
-        return float("nan")
+        return np.nan
     return float(abs(male.mean() - female.mean()))
 
 

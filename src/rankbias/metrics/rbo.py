@@ -148,7 +148,7 @@ P = Parameter(
 )
 
 
-def _rbo_kernel(inputs, cutoffs, p=0.9):
+def _rbo_kernel(inputs, cutoffs, p):
     originals, counterfactuals = inputs.counterfactual_lists()
     out = np.full((len(originals), len(cutoffs)), np.nan)
     for i, (original, counterfactual) in enumerate(zip(originals, counterfactuals, strict=True)):
@@ -157,7 +157,7 @@ def _rbo_kernel(inputs, cutoffs, p=0.9):
     return out
 
 
-def _crbo_kernel(inputs, cutoffs, p=0.9):
+def _crbo_kernel(inputs, cutoffs, p):
     return np.nanmean(_rbo_kernel(inputs, cutoffs, p), axis=0)
 
 
