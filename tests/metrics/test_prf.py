@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -54,8 +55,33 @@ def test_clicks_as_0_or_1_equal_booleans_and_other_numbers_are_refused():
     as_int = pairwise_ranking_fairness(clicked=[1, 0, 1, 0, 0], **args)
     pd.testing.assert_frame_equal(as_int, as_bool)
     assert value(as_int, "q", "f", "prf") == pytest.approx(2 / 3)  # as in the hand example
-    with pytest.raises(ValueError, match="clicked: expected booleans"):
+    with pytest.raises(ValueError) as error:
         pairwise_ranking_fairness(clicked=[2, 0, 1, 0, 0], **args)
+    assert str(error.value) == "clicked: expected booleans (or 0/1)"
+
+
+def test_labels_outside_minus_one_to_one_are_refused_naming_the_first_five():
+    labels = [7, -1, 0, 1, 2, 6, 3, 5, 4, 9]
+    with pytest.raises(ValueError) as error:
+        pairwise_ranking_fairness(["q"] * 10, np.linspace(1, 0, 10), [1, 0] * 5, labels)
+    assert str(error.value) == "label: expected bias labels in {-1, 0, 1}, found [2, 3, 4, 5, 6]"
+
+
+def test_no_rows_give_an_empty_table_and_groups_without_pairs_nan_quietly():
+    empty = pairwise_ranking_fairness([], [], [], [])
+    assert empty.empty
+    assert list(empty.columns) == ["qid", "group", "n_clicked", "n_non_clicked", "prf", "nprf"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0/0 for a group without pairs is NaN, not a warning
+        table = pairwise_ranking_fairness(["a", "a", "b"], [0.3, 0.2, 0.1], [1, 0, 1], [1, -1, -1])
+    assert table[["qid", "group", "n_clicked", "n_non_clicked"]].values.tolist() == [
+        ["a", "f", 0, 1],
+        ["a", "m", 1, 1],
+        ["b", "f", 1, 0],
+        ["b", "m", 0, 0],
+    ]
+    assert table["prf"].tolist()[1] == 1.0
+    assert table["prf"].drop(index=1).isna().all() and table["nprf"].drop(index=1).isna().all()
 
 
 @pytest.mark.parametrize(

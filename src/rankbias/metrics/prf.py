@@ -143,16 +143,16 @@ def pairwise_ranking_fairness(
     n_queries = uniques.size
     # exact integer keys ordering by (query, normalised score)
     _, score_rank = np.unique(relevance, return_inverse=True)
-    width = np.int64(score_rank.max() + 2) if n_rows else np.int64(1)
-    keys = codes.astype(np.int64) * width + score_rank.ravel().astype(np.int64)
+    width = score_rank.max(initial=0) + 1  # ranks 0..max: the queries' key ranges are disjoint
+    keys = codes * width + score_rank.ravel()
     non_clicked_keys = np.sort(keys[~clicks])
     n_non_clicked = np.bincount(codes[~clicks], minlength=n_queries)
     rows = []
     for group, group_label in GROUP_LABELS.items():
         chosen = clicks & (labels == group_label)
-        query_start = codes[chosen].astype(np.int64) * width
+        query_start = codes[chosen] * width
         beaten = np.searchsorted(non_clicked_keys, keys[chosen], side="right") - np.searchsorted(
-            non_clicked_keys, query_start, side="left"
+            non_clicked_keys, query_start
         )
         n_clicked = np.bincount(codes[chosen], minlength=n_queries)
         wins = np.bincount(codes[chosen], weights=beaten, minlength=n_queries)
