@@ -80,6 +80,7 @@ def test_no_rows_give_an_empty_table_and_groups_without_pairs_nan_quietly():
         ["b", "f", 1, 0],
         ["b", "m", 0, 0],
     ]
+    assert table.index.equals(pd.RangeIndex(4))
     assert table["prf"].tolist()[1] == 1.0
     assert table["prf"].drop(index=1).isna().all() and table["nprf"].drop(index=1).isna().all()
 

@@ -160,9 +160,8 @@ def pairwise_ranking_fairness(
             codes[chosen], weights=beaten * relevance[chosen] ** 2, minlength=n_queries
         )
         pairs = n_clicked * n_non_clicked
-        with np.errstate(invalid="ignore", divide="ignore"):
-            prf = np.where(pairs > 0, wins / pairs, np.nan)
-            nprf = np.where(pairs > 0, np.sqrt(weighted / pairs), np.nan)
+        with np.errstate(invalid="ignore"):  # no pairs: no wins either, 0/0 is NaN
+            prf, nprf = wins / pairs, np.sqrt(weighted / pairs)
         rows.append(
             pd.DataFrame(
                 {
@@ -175,8 +174,7 @@ def pairwise_ranking_fairness(
                 }
             )
         )
-    table = pd.concat(rows, ignore_index=True)
-    return table.sort_values(["qid", "group"], kind="stable", ignore_index=True)
+    return pd.concat(rows).sort_values(["qid", "group"], ignore_index=True)
 
 
 def _group_values(table: pd.DataFrame, column: str, group: str) -> np.ndarray:
