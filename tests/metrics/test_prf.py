@@ -173,8 +173,35 @@ def test_min_max_and_sigmoid_normalisation():
     assert normalise_scores(qid, scores, "sigmoid") == pytest.approx(expected, abs=1e-15)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         normalise_scores(qid, scores, "none")
-    with pytest.raises(ValueError, match="normalisation"):
+    with pytest.raises(ValueError) as error:
         normalise_scores(qid, scores, "rank")
+    assert (
+        str(error.value) == "normalisation: expected 'min_max', 'sigmoid' or 'none', found 'rank'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("qid", "score", "message"),
+    [
+        (
+            [["a", "b"]],
+            [[1.0, 2.0]],
+            "qid and score: expected two 1-D sequences of the same length, found shapes (1, 2) "
+            "and (1, 2)",
+        ),
+        (
+            ["a"],
+            [1.0, 2.0],
+            "qid and score: expected two 1-D sequences of the same length, found shapes (1,) "
+            "and (2,)",
+        ),
+        (["a", "b"], [1.0, np.inf], "score: expected finite numbers, found NaN or inf"),
+    ],
+)
+def test_normalisation_refuses_shapes_and_non_finite_scores_whole(qid, score, message):
+    with pytest.raises(ValueError) as error:
+        normalise_scores(qid, score)
+    assert str(error.value) == message
 
 
 def test_min_max_changes_nprf_but_not_prf():
