@@ -180,6 +180,18 @@ def test_min_max_and_sigmoid_normalisation():
     )
 
 
+def test_scores_must_lie_in_zero_to_one_without_normalisation_and_none_is_nothing():
+    scores = [0.5, 1.5, -0.1, 2.5, 3.0, 1.0, 4.0, 5.0, 0.0]
+    with pytest.raises(ValueError) as error:
+        normalise_scores(["q"] * 9, scores, "none")
+    assert str(error.value) == (
+        "score: normalisation='none' expects scores in [0, 1], found [1.5, -0.1, 2.5, 3.0, 4.0] "
+        "at rows [1, 2, 3, 4, 6]"
+    )
+    for method in ("min_max", "sigmoid", "none"):
+        assert normalise_scores([], [], method).tolist() == []
+
+
 @pytest.mark.parametrize(
     ("qid", "score", "message"),
     [

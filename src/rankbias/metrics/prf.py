@@ -97,10 +97,8 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
                 f"{values[outside[:5]].tolist()} at rows {outside[:5].tolist()}"
             )
         return values
-    _, codes = _query_codes(qid)
-    n_queries = int(codes.max()) + 1 if codes.size else 0
-    low = np.full(n_queries, np.inf)
-    high = np.full(n_queries, -np.inf)
+    uniques, codes = _query_codes(qid)
+    low, high = np.full(uniques.size, np.inf), np.full(uniques.size, -np.inf)
     np.minimum.at(low, codes, values)
     np.maximum.at(high, codes, values)
     spread = (high - low)[codes]
