@@ -102,7 +102,7 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
     np.minimum.at(low, codes, values)
     np.maximum.at(high, codes, values)
     spread = (high - low)[codes]
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # one score, or all alike: 0/0, replaced by 1
         scaled = (values - low[codes]) / spread
     return np.where(spread > 0, scaled, 1.0)
 
