@@ -150,7 +150,7 @@ P = Parameter(
 
 def _rbo_kernel(inputs, cutoffs, p):
     originals, counterfactuals = inputs.counterfactual_lists()
-    out = np.full((len(originals), len(cutoffs)), np.nan)
+    out = np.empty((len(originals), len(cutoffs)))  # every cell is written below
     for i, (original, counterfactual) in enumerate(zip(originals, counterfactuals, strict=True)):
         for j, k in enumerate(cutoffs):
             out[i, j] = rbo(list(original), list(counterfactual), p=p, depth=int(k))
