@@ -184,17 +184,12 @@ def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, record_cho
     return float(best[0][size - 1]), float(best[1][size - 1]), choices[0], choices[1]
 
 
-def _rearrangement_orders(array: np.ndarray, weights: np.ndarray):
-    """Orderings of min and max DCV for the ``"global"`` variant (rearrangement inequality)."""
-    n = weights.size - 1
-    position_weights = np.cumsum((weights[1:] / np.arange(1, n + 1))[::-1])[::-1]  # c_j
-    positions_by_weight = np.argsort(-position_weights, kind="stable")
+def _rearrangement_orders(array: np.ndarray):
+    """Orderings of min and max DCV for the ``"global"`` variant: ``c_j`` never increases with
+    ``j`` (a tail sum of non-negative terms), so the rearrangement inequality puts the largest
+    ``q_j`` first for the max and last for the min (ties in ``q`` by document index)."""
     by_square_desc = np.argsort(-((array - array.mean()) ** 2), kind="stable")
-    order_max = np.empty(array.size, dtype=np.int64)
-    order_min = np.empty(array.size, dtype=np.int64)
-    order_max[positions_by_weight] = by_square_desc
-    order_min[positions_by_weight] = by_square_desc[::-1]
-    return order_min, order_max
+    return by_square_desc[::-1].copy(), by_square_desc
 
 
 def _backtrack(choices: np.ndarray, n: int) -> np.ndarray:
@@ -226,7 +221,7 @@ def dcv_bounds(
             f"contributions); found variance={variance!r}"
         )
     if algorithm == "rearrangement" or (algorithm == "auto" and variance == "global"):
-        order_min, order_max = _rearrangement_orders(array, weights)
+        order_min, order_max = _rearrangement_orders(array)
         mean = float(array.mean())
         values = _dcv_rows(np.stack([array[order_min], array[order_max]]), weights, "global", mean)
         return float(values[0]), float(values[1])
@@ -246,7 +241,7 @@ def extreme_orderings(
     broken deterministically (lowest document index first found)."""
     array, weights = _prepared(scores, step, variance, include_full)
     if variance == "global":
-        return _rearrangement_orders(array, weights)
+        return _rearrangement_orders(array)
     _, _, choice_min, choice_max = _subset_dp(array, weights, variance, record_choices=True)
     return _backtrack(choice_min, array.size), _backtrack(choice_max, array.size)
 
