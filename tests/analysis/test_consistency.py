@@ -47,6 +47,15 @@ def test_bias_levels_follow_the_registry_directions():
     assert out["arab_tc", "q0001"] == pytest.approx(0.25)
 
 
+def test_bias_levels_of_a_value_column_of_objects_are_floats_and_none_is_nan():
+    # a table whose undefined values are None (as a PRF table's) has an object column
+    table = tidy({"arab_tc": np.array([-0.5, 0.25, 0.0])})
+    table["value"] = pd.array([-0.5, None, 0.25], dtype=object)
+    out = bias_levels(table, ["arab_tc"])
+    assert out["bias"].dtype == np.float64
+    np.testing.assert_array_equal(out["bias"], [0.5, np.nan, 0.25])
+
+
 def test_bias_levels_of_a_metric_outside_the_registry_follow_the_given_direction():
     table = tidy({"own": np.array([0.25, -0.5]), "ted": np.array([0.3, 0.1])})
     directions = {"own": "signed"}

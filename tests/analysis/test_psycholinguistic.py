@@ -7,6 +7,7 @@ and the behaviour of the pipeline on generated data with a planted (or no) corre
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -323,6 +324,35 @@ def test_query_shares_by_hand(tmp_path):
     assert wide.loc["q2"].tolist() == [0.0, 0.0, 0.0]
     assert wide.loc["q3"].isna().all()
     assert shares.attrs["empty_queries"] == ["q3"]
+
+
+def test_query_shares_of_a_last_query_without_texts_are_nan_without_a_warning(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shares = query_category_shares({"q1": ["happy day"], "q2": []}, d)
+    wide = shares.pivot(index="qid", columns="category", values="value")
+    assert wide.loc["q1"].to_dict() == {"posemo": 0.5, "affect": 0.5, "future": 0.0}
+    assert wide.loc["q2"].isna().all()
+    assert shares.attrs["empty_queries"] == ["q2"]
+
+
+def test_query_shares_of_no_queries_are_an_empty_table(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    shares = query_category_shares({}, d)
+    assert shares.empty and list(shares.columns) == ["qid", "category", "value"]
+    # the same column types as a table with rows, so the two concatenate cleanly
+    assert shares.dtypes.equals(query_category_shares({"q1": ["happy"]}, d).dtypes)
+    assert shares.attrs["empty_queries"] == []
+
+
+def test_query_shares_tokenise_with_the_tokenizer_asked_for(tmp_path):
+    d = read_dic(write(tmp_path, SMALL_DIC))
+    texts = {"q1": ["will, will"]}
+    # default: will, will (2 tokens, future 2); whitespace: "will," and "will" (future 1)
+    default = query_category_shares(texts, d).set_index("category")["value"]
+    split = query_category_shares(texts, d, tokenizer="whitespace").set_index("category")["value"]
+    assert default["future"] == 1.0 and split["future"] == 0.5
 
 
 def test_category_shares_of_a_run_pool_the_top_k(tmp_path):

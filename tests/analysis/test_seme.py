@@ -424,6 +424,14 @@ def test_polarisation_table_fits_each_question_alone():
     np.testing.assert_allclose(table["score"], [2, -2, 0, 5**0.5, -(5**0.5)], atol=1e-12)
 
 
+def test_polarisation_table_scores_in_double_precision_whatever_the_embeddings_dtype():
+    # the model's embeddings are float32; the PCA and the scores are taken in float64
+    single = polarisation_table(PERSPECTIVES, (PLANE / 3).astype(np.float32))
+    double = polarisation_table(PERSPECTIVES, (PLANE / 3).astype(np.float32).astype(np.float64))
+    assert single["score"].dtype == np.float64
+    np.testing.assert_array_equal(single["score"], double["score"])
+
+
 def test_polarisation_table_removes_the_spurious_direction_pooled_or_per_question():
     # pooled: style 1 at (0, 1), style 2 at (0, −1): the y axis goes; B becomes (1, 0), (−1, 0)
     pooled = pd.DataFrame({"question_id": ["A", "B"], "style_of": [1, 2]})
@@ -571,6 +579,17 @@ def test_the_perspective_loaders_refuse_with_whole_messages_and_type_their_colum
     with pytest.raises(InputError) as info:
         load_distractors(distractors)
     assert str(info.value) == f"{distractors}:2: style_of: expected 1 or 2, found '3'"
+
+
+def test_perspective_tables_with_a_header_only_are_empty_tables_with_their_columns(tmp_path):
+    path = tmp_path / "p.tsv"
+    path.write_bytes(HEADER + b"\n")
+    frame = load_perspectives(path)
+    assert frame.empty
+    assert list(frame.columns) == ["question_id", "question", "doc_id", "perspective", "text"]
+    path.write_bytes(b"question_id\tdoc_id\tstyle_of\ttext\n")
+    frame = load_distractors(path)
+    assert frame.empty and list(frame.columns) == ["question_id", "doc_id", "style_of", "text"]
 
 
 def test_accuracy_by_question_is_in_question_order():

@@ -7,6 +7,8 @@ through the tokeniser), and hand-made study tables for the summaries.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -149,9 +151,25 @@ def test_subsample_coverage_equals_recounting_the_texts_with_each_sub_list(testb
     assert (quarter["terms"] == 2).all() and (quarter["occurrence_share"] < 1).all()
 
 
-def test_subsample_coverage_of_a_group_that_never_occurs_is_nan():
+@pytest.mark.parametrize("stratified", [True, False])
+def test_subsample_coverage_draws_as_subsample_does_stratified_or_pooled(testbed, stratified):
+    texts, docids, stats, _ = testbed
+    table = subsample_coverage(stats, LEXICON, [0.5], seeds=range(6), stratified=stratified)
+    terms = [
+        len(subsample(LEXICON, 0.5, seed, stratified=stratified).terms_of(group))
+        for seed in range(6)
+        for group in LEXICON.groups
+    ]
+    assert table["terms"].tolist() == terms
+    # pooled draws leave the groups unequal in some of these seeds, stratified ones never
+    assert bool((table["terms"] == 4).all()) == stratified
+
+
+def test_subsample_coverage_of_a_group_that_never_occurs_is_nan_without_a_warning():
     stats = document_stats(["she and her mother", "the river"], LEXICON, per_term=True)
-    table = subsample_coverage(stats, LEXICON, [0.5], seeds=[3]).set_index("group")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = subsample_coverage(stats, LEXICON, [0.5], seeds=[3]).set_index("group")
     assert np.isnan(table.loc["m", "occurrence_share"])
     assert table.loc["m", "occurrences"] == 0 and table.loc["m", "documents"] == 0
 

@@ -417,14 +417,14 @@ def _pooled_shares(counts: CategoryCounts, qids, query_of, rows) -> tuple[pd.Dat
         (np.ones(len(rows)), (query_of, rows)), shape=(len(qids), len(counts.docids))
     )
     totals = np.asarray((pool @ counts.counts).todense())
-    tokens = pool @ counts.lengths.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shares = np.where(tokens[:, None] > 0, totals / tokens[:, None], np.nan)
+    tokens = pool @ counts.lengths
+    with np.errstate(invalid="ignore"):  # a query without tokens: 0 / 0 is NaN
+        shares = totals / tokens[:, None]
     frame = pd.DataFrame(
         {
-            "qid": np.repeat(np.asarray(qids, dtype=object), len(counts.categories)),
-            "category": np.tile(np.asarray(counts.categories, dtype=object), len(qids)),
-            "value": shares.reshape(-1),
+            "qid": np.repeat(np.asarray(qids, dtype=str), len(counts.categories)),
+            "category": np.tile(counts.categories, len(qids)),
+            "value": shares.ravel(),
         }
     )
     return frame, tokens

@@ -92,7 +92,7 @@ def _read_tsv(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, s
     """Rows of a tab-separated file with exactly ``columns`` as its header, with line numbers
     (read as every input: UTF-8, an optional byte-order mark, LF, CRLF or CR line ends)."""
     lines = iter_lines(read_bytes(path, "tab-separated table"), str(path))
-    header = next(lines, (1, ""))[1].split("\t")
+    header = next((line for _, line in lines), "").split("\t")
     if header != list(columns):
         raise located(path, 1, f"expected the header {list(columns)}, found {header}")
     rows = []
@@ -177,7 +177,7 @@ def polarisation_table(
     minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors)."""
     if removal not in ("none", "pooled", "per_question"):
         raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
-    embeddings = np.asarray(embeddings, dtype=float)
+    embeddings = np.asarray(embeddings)
     if embeddings.shape[0] != len(perspectives):
         raise ValueError(
             f"embeddings: expected one row per document ({len(perspectives)}), "
@@ -212,7 +212,7 @@ def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
     """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
     values = [
         (question, polarisation_accuracy(g["score"].to_numpy(), g["perspective"].to_numpy()))
-        for question, g in table.groupby("question_id", sort=True)
+        for question, g in table.groupby("question_id")
     ]
     return pd.DataFrame(values, columns=["question_id", "accuracy"])
 

@@ -171,7 +171,7 @@ def subsample_coverage(
             counts = subsample_stats(stats, sub).group_counts
             for j, group in enumerate(stats.groups):
                 kept = int(counts[:, j].sum())
-                share = kept / full[j] if full[j] else float("nan")
+                share = kept / full[j] if full[j] else np.nan
                 documents = int((counts[:, j] > 0).sum())
                 terms = len(sub.terms_of(group))
                 rows.append((float(fraction), int(seed), group, terms, kept, share, documents))
