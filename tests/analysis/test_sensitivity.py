@@ -235,6 +235,26 @@ def test_subsampling_study_takes_one_run_a_given_word_list_and_checks_its_argume
         assert str(info.value) == f"fractions must be in (0, 1], found {fractions}"
 
 
+def test_the_undefined_values_of_each_sub_list_are_counted():
+    # q2's documents hold "she" and "he" only: a sub-list without both leaves TExFAIR without
+    # RBDF undefined there
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
+    texts = ["her and him", "him, her", "she said", "he said"]
+    stats = document_stats(texts, lexicon, docids=["a", "b", "c", "d"], per_term=True)
+    run = Run.from_frame(
+        pd.DataFrame({"qid": ["q1", "q1", "q2", "q2"], "docid": ["a", "b", "c", "d"],
+                      "score": [2.0, 1.0, 2.0, 1.0]}), "s",
+    )  # fmt: skip
+    study = subsampling_study(run, stats, ["texfair_norbdf"], fractions=[0.5], seeds=range(4))
+    counts = []
+    for seed in range(4):
+        sub = subsample(lexicon, 0.5, seed)
+        expected = score_runs([run], subsample_stats(stats, sub), ["texfair_norbdf"], [10])
+        counts.append(study.attrs["undefined_values"][(0.5, seed)])
+        assert counts[-1] == expected.attrs["undefined_values"]
+    assert {("s", "texfair_norbdf"): 1} in counts and {} in counts
+
+
 def test_the_study_passes_its_options_and_draw_to_every_replicate(testbed):
     _, _, stats, runs = testbed
     lexicon = lexicon_of(stats)

@@ -132,9 +132,9 @@ def subsampling_study(
                     raise AssertionError("score_runs changed its row layout between sub-lists")
             else:
                 sub, scored = lexicon, full
-            undefined[(fraction, seed)] = dict(scored.attrs.get("undefined_values", {}))
+            undefined[(fraction, seed)] = dict(scored.attrs["undefined_values"])
             kept[(fraction, seed)] = {g: len(sub.terms_of(g)) for g in sub.groups}
-            values.append(scored["value"].to_numpy(dtype=np.float64))
+            values.append(scored["value"].to_numpy())
             labels.append((fraction, seed))
     n_rows, n_rep = len(full), len(values)
     study = pd.DataFrame(
