@@ -62,7 +62,7 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
             f"{len(unknown)} term(s) of the word list are not columns of the statistics, e.g. "
             f"{unknown[:5]}; expected a sub-list of the terms the statistics were computed with"
         )
-    kept = np.array([column[t] for t in kept_terms], dtype=np.int64)
+    kept = np.array([column[t] for t in kept_terms])
     group_of = np.asarray(stats.term_group)[kept]
     moved = np.flatnonzero(group_of != lexicon.group_index())
     if len(moved):
@@ -77,12 +77,12 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
         (np.ones(len(kept), dtype=np.int64), (np.arange(len(kept)), group_of)),
         shape=(len(kept), len(stats.groups)),
     )
-    group_counts = np.asarray((counts @ indicator).todense(), dtype=np.int64)
+    group_counts = (counts @ indicator).toarray()
     return dataclasses.replace(
         stats,
         group_counts=group_counts,
         terms=tuple(kept_terms),
-        term_group=group_of.astype(np.asarray(stats.term_group).dtype),
+        term_group=group_of,
         term_counts=counts,
     )
 
