@@ -198,6 +198,51 @@ def test_fit_reports_undefined_subsets():
     assert [reason for *_, reason in table.attrs["undefined"]] == ["prior takes a single value"] * 2
 
 
+def test_fit_labels_its_rows_and_attrs_and_is_ordinary_least_squares_by_default():
+    responses = pd.concat(
+        [_responses(60, "synthetic", 3), _responses(50, "natural", 4)], ignore_index=True
+    )
+    table = fit_seme(responses)
+    assert table[["corpus", "behaviour"]].values.tolist() == [
+        ["natural", "all"], ["natural", "clicked"], ["synthetic", "all"], ["synthetic", "clicked"],
+    ]  # fmt: skip
+    assert table["n"].dtype == np.int64
+    assert table.attrs == {"duo_column": "signed_duo", "cov_type": "nonrobust", "undefined": []}
+    plain = _direct_fit(*(responses.loc[responses["corpus"] == "natural", c].to_numpy()
+                          for c in ("prior", "posterior", "signed_duo")), False)  # fmt: skip
+    np.testing.assert_allclose(table.iloc[0, 3:].to_numpy(float), plain, rtol=1e-9)
+    robust = fit_seme(
+        responses.rename(columns={"signed_duo": "duo"}), duo_column="duo", robust=True
+    )
+    assert robust.attrs["duo_column"] == "duo" and robust.attrs["cov_type"] == "HC3"
+
+
+def test_fit_refuses_responses_without_its_columns():
+    with pytest.raises(ValueError) as info:
+        fit_seme(_responses(10, "c", 0).drop(columns=["prior", "n_clicked"]))
+    assert str(info.value) == "responses: expected the columns ['n_clicked', 'prior'], not found"
+
+
+def test_fit_of_a_subset_whose_prior_and_signed_duo_are_collinear_is_undefined():
+    # two distinct priors are enough to fit; here the prior is 2 × signed Duo − 1 throughout
+    duo = np.array([-1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
+    responses = pd.DataFrame({"corpus": "c", "prior": 2 * duo - 1, "posterior": [0, 1, -1, 2, 1, 0],
+                              "n_clicked": [1, 1, 1, 0, 0, 0], "signed_duo": duo})  # fmt: skip
+    table = fit_seme(responses)
+    assert table["n"].tolist() == [6, 3] and table["beta2"].isna().all()
+    assert table.attrs["undefined"] == [
+        ("c", "all", "prior and signed Duo are collinear"),
+        ("c", "clicked", "3 participants; at least 4 are needed"),
+    ]
+    responses["prior"] = [1, 1, -1, 1, -1, -1]  # two priors, not collinear: fitted
+    assert fit_seme(responses).loc[0, "beta2"] == pytest.approx(
+        _direct_fit(responses["prior"].to_numpy(), responses["posterior"].to_numpy(), duo, False)[0]
+    )
+    responses["signed_duo"] = 0.5
+    reason = fit_seme(responses).attrs["undefined"][0]
+    assert reason == ("c", "all", "signed Duo takes a single value")
+
+
 # ---- the response file ----------------------------------------------------------------------
 
 
@@ -382,8 +427,9 @@ RESPONSES = (GOOD + "p1,c,q01,0,1,a|b,1\np2,c,q01,-1,2,b|a,\n").encode()
         b"\xef\xbb\xbf" + RESPONSES.replace(b"\n", b"\r\n"),
         RESPONSES.rstrip(b"\n"),
         gzip.compress(RESPONSES, mtime=0),
+        RESPONSES.replace(b"p1,", b" p1 ,").replace(b",-1,2,", b", -1 ,+2,"),
     ],
-    ids=["lf", "crlf", "cr", "bom-crlf", "no-final-newline", "gzip"],
+    ids=["lf", "crlf", "cr", "bom-crlf", "no-final-newline", "gzip", "padded"],
 )
 def test_response_file_quirks_give_the_clean_table(tmp_path, raw):
     path = tmp_path / "r.csv"

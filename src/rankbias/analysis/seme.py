@@ -311,7 +311,7 @@ def _fit_one(frame: pd.DataFrame, duo_column: str, cov_type: str, alpha: float):
         undefined = "signed Duo takes a single value"
     elif data["prior"].nunique() < 2:
         undefined = "prior takes a single value"
-    exog = sm.add_constant(data[["prior", "signed_duo"]], has_constant="add")
+    exog = sm.add_constant(data[["prior", "signed_duo"]])
     if undefined is None and np.linalg.matrix_rank(exog.to_numpy()) < 3:
         undefined = "prior and signed Duo are collinear"
     if undefined is not None:
@@ -340,7 +340,7 @@ def fit_seme(
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
     cov_type = "HC3" if robust else "nonrobust"
-    groups = [(corpus, frame) for corpus, frame in responses.groupby("corpus", sort=True)]
+    groups = [(corpus, frame) for corpus, frame in responses.groupby("corpus")]
     if combined:
         groups.append(("combined", responses))
     rows, undefined = [], []
@@ -351,7 +351,6 @@ def fit_seme(
             if reason:
                 undefined.append((corpus, behaviour, reason))
     table = pd.DataFrame(rows, columns=_TABLE3_COLUMNS)
-    table["n"] = table["n"].astype(int)
     table.attrs.update(duo_column=duo_column, cov_type=cov_type, undefined=undefined)
     return table
 
