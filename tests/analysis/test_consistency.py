@@ -212,6 +212,76 @@ def test_bootstrap_interval_contains_the_estimate_and_is_reproducible():
     assert np.all(first["overlap_high"] - first["overlap_low"] > 0)
 
 
+def test_the_bootstrap_defaults_are_seed_0_and_1000_replicates():
+    rng = np.random.default_rng(6)
+    table = tidy({"ted": rng.random(40), "awrf": rng.random(40)})
+    pd.testing.assert_frame_equal(
+        consistency_bins(table, ["ted", "awrf"]),
+        consistency_bins(table, ["ted", "awrf"], seed=0, n_boot=1000),
+    )
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"n_boot": -1}, "n_boot must be a non-negative integer, found -1"),
+        ({"n_boot": 2.5}, "n_boot must be a non-negative integer, found 2.5"),
+        ({"confidence": 0.0}, "confidence must be in (0, 1), found 0.0"),
+        ({"confidence": 1.0}, "confidence must be in (0, 1), found 1.0"),
+        ({"confidence": 1.5}, "confidence must be in (0, 1), found 1.5"),
+    ],
+)
+def test_consistency_bins_refuses_a_bad_bootstrap_in_whole_messages(keywords, message):
+    table = tidy({"ted": np.arange(8.0), "awrf": np.arange(8.0)})
+    with pytest.raises(ValueError) as info:
+        consistency_bins(table, ["ted", "awrf"], **keywords)
+    assert str(info.value) == message
+
+
+def test_consistency_bins_select_the_cutoff_asked_for():
+    table = pd.concat(
+        [
+            tidy({"ted": np.array([0.1, 0.9, 0.5, 0.3]), "awrf": np.array([0.2, 0.8, 0.6, 0.1])}),
+            tidy({"ted": np.array([0.9, 0.1, 0.5, 0.3]), "awrf": np.array([0.2, 0.8, 0.6, 0.1])},
+                 cutoff=5),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    # @10: the same top two (b, c) in both; @5: ted's top two are a, c, awrf's b, c
+    at = {
+        k: consistency_bins(table, ["ted", "awrf"], n_bins=2, n_boot=0, cutoff=k) for k in (10, 5)
+    }
+    assert at[10]["overlap"].tolist() == [1.0, 1.0]
+    assert at[5]["overlap"].tolist() == [0.5, 0.5]
+
+
+def test_table_faults_are_refused_in_whole_messages_naming_the_group():
+    eight_runs = pd.concat([tidy({"ted": np.arange(3.0)}, run=f"r{i}") for i in range(8)])
+    with pytest.raises(InputError) as info:
+        query_bins(eight_runs, ["ted"])
+    assert str(info.value) == (
+        "per-query table holds 8 (run, cutoff) combinations, e.g. ('r0', 10), ('r1', 10), "
+        "('r2', 10), ('r3', 10), ('r4', 10), ('r5', 10); expected one: pass run= and cutoff=, "
+        "or by=('run', 'cutoff')"
+    )
+    lacking = pd.concat(
+        [tidy({"ted": np.arange(4.0), "awrf": np.arange(4.0)}, run="a"),
+         tidy({"ted": np.arange(4.0)}, run="b")]
+    )  # fmt: skip
+    with pytest.raises(InputError) as info:
+        query_bins(lacking, ["ted", "awrf"], by=["run"], n_bins=2)
+    assert str(info.value) == (
+        "per-query table (run='b') has no rows for metric(s) ['awrf']; it holds ['ted']"
+    )
+    twice = pd.concat([tidy({"ted": np.arange(4.0)}), tidy({"ted": np.arange(2.0)})])
+    with pytest.raises(InputError) as info:
+        query_bins(twice, ["ted"])
+    assert str(info.value) == (
+        "per-query table has 4 rows sharing (qid, metric), e.g. qid 'q0000' metric 'ted'; "
+        "expected one row each"
+    )
+
+
 def test_every_pair_is_reported_once_in_the_order_given():
     x = np.arange(8.0)
     table = tidy({"ted": x, "awrf": x, "nfairr": x})

@@ -14,9 +14,10 @@ import pytest
 from rankbias.analysis.explain import explain, top_terms
 from rankbias.collection import read_collection_stats
 from rankbias.errors import InputError
-from rankbias.lexicon import default_lexicon
-from rankbias.runs import read_run
+from rankbias.lexicon import Lexicon, default_lexicon
+from rankbias.runs import Run, read_run
 from rankbias.scoring import score_runs
+from rankbias.text import document_stats
 
 TESTBED = Path(__file__).resolve().parents[2] / "data" / "build" / "wikisample"
 pytestmark = pytest.mark.skipif(
@@ -166,6 +167,30 @@ def test_top_terms_weigh_occurrences_by_rank(testbed):
     column = stats.terms.index(first["term"])
     counts = stats.term_counts[stats.rows(run.ranked(qids[0])[:10]), column].toarray().ravel()
     assert first["weight"] == pytest.approx(np.sum(counts / np.log2(np.arange(2, 12))))
+
+
+def test_top_terms_by_hand_keep_only_terms_that_occur_and_ten_by_default():
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
+    texts = ["she said she and he", "ask him", "her turn"]
+    stats = document_stats(texts, lexicon, docids=["d1", "d2", "d3"], per_term=True)
+    run = Run.from_frame(
+        pd.DataFrame({"qid": "q", "docid": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]}), "s"
+    )
+    # the top 2: d1 (she ×2, he; discount 1) and d2 (him; discount 1/log2 3); "her" is in d3
+    table = top_terms(run, stats, "q", 2)
+    assert table.to_dict("list") == {
+        "term": ["she", "he", "him"], "group": ["f", "m", "m"], "occurrences": [2, 1, 1],
+        "weight": [2.0, 1.0, pytest.approx(1 / math.log2(3))],
+    }  # fmt: skip
+    many = Lexicon.from_mapping({f"w{i}": "f" if i % 2 else "m" for i in range(12)})
+    texts = [" ".join(f"w{i}" for i in range(11))]
+    stats = document_stats(texts, many, docids=["d1"], per_term=True)
+    assert len(top_terms(run, stats, "q", 1)) == 10  # 11 terms occur
+    with pytest.raises(ValueError) as info:
+        top_terms(run, document_stats(texts, many, docids=["d1"]), "q", 1)
+    assert str(info.value) == (
+        "top_terms needs per-term counts: read the statistics with per_term=True"
+    )
 
 
 @pytest.mark.parametrize(

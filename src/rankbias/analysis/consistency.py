@@ -124,9 +124,9 @@ def query_bins(
             {
                 "qid": np.repeat(table.qids, m),
                 "metric": np.tile(np.asarray(table.metrics, dtype=object), n),
-                "bias": table.bias.reshape(-1),
-                "rank": ranks.reshape(-1) + 1,
-                "bin": rank_bins(ranks, n_bins).reshape(-1) + 1,
+                "bias": table.bias.ravel(),
+                "rank": ranks.ravel() + 1,
+                "bin": rank_bins(ranks, n_bins).ravel() + 1,
             }
         )
 
@@ -174,9 +174,9 @@ def consistency_bins(
                 "metric_b": np.repeat([table.metrics[b] for _, b in pairs], n_bins),
                 "bin": np.tile(np.arange(1, n_bins + 1), len(pairs)),
                 "n_in_bin": np.tile(sizes, len(pairs)),
-                "overlap": point.reshape(-1),
-                "overlap_low": low.reshape(-1),
-                "overlap_high": high.reshape(-1),
+                "overlap": point.ravel(),
+                "overlap_low": low.ravel(),
+                "overlap_high": high.ravel(),
                 "chance": np.tile(sizes / n, len(pairs)),
             }
         )
@@ -189,7 +189,7 @@ def bias_ranks(bias: np.ndarray) -> np.ndarray:
     qid order, so that the stable sort breaks ties by qid (the module docstring's binning)."""
     order = np.argsort(-bias, axis=-2, kind="stable")
     ranks = np.empty_like(order)
-    positions = np.arange(bias.shape[-2]).reshape((-1, 1))
+    positions = np.arange(bias.shape[-2])[:, None]
     np.put_along_axis(ranks, order, np.broadcast_to(positions, order.shape), axis=-2)
     return ranks
 
@@ -359,5 +359,5 @@ def _bootstrap_samples(bias: np.ndarray, n_boot: int, rng: np.random.Generator):
     n, m = bias.shape
     chunk = max(1, _CHUNK_CELLS // (n * m))
     for done in range(0, int(n_boot), chunk):
-        index = np.sort(rng.integers(0, n, size=(min(chunk, int(n_boot) - done), n)), axis=1)
+        index = np.sort(rng.integers(n, size=(min(chunk, int(n_boot) - done), n)), axis=1)
         yield bias[index]

@@ -229,7 +229,7 @@ def top_terms(run: Run, stats: DocStats, qid: str, cutoff: int, n: int = 10) -> 
         {
             "term": stats.terms,
             "group": [stats.groups[g] for g in stats.term_group],
-            "occurrences": counts.sum(axis=0).astype(int),
+            "occurrences": counts.sum(axis=0),
             "weight": weight,
         }
     )
