@@ -6,6 +6,8 @@ Bonferroni (``min(1, m·p)``).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -111,6 +113,15 @@ def test_two_paired_queries_and_constant_differences_by_hand():
     assert out.loc["same", "difference"] == 0.0
     assert (out.loc["same", "t"], out.loc["same", "p"]) == (0.0, 1.0)
     assert out.loc["same", "better"] is None and not out.loc["same", "significant"]
+
+
+def test_values_held_as_objects_with_none_are_numbers_and_undefined():
+    # a table whose undefined values are None (as a PRF table's) has an object column
+    values = {"bm25": [0.25, 0.5, None, 0.5], "up": [0.5, 0.75, 0.5, None]}
+    table = pd.concat([tidy(run, "nfairr", pd.array(v, dtype=object)) for run, v in values.items()])
+    out = paired_tests(table, measures=["nfairr@10"]).set_index("run")
+    assert out.loc["bm25", ["n", "mean"]].tolist() == [3, pytest.approx(1.25 / 3)]
+    assert out.loc["up", ["difference", "t", "p", "n_excluded"]].tolist() == [0.25, np.inf, 0.0, 2]
 
 
 def test_queries_are_paired_and_the_left_out_ones_counted():
@@ -249,7 +260,11 @@ def test_metric_correlation_whole_table_runs_queries_and_undefined_cases():
         tidy("two", "texfair", [0.1, 0.2, np.nan, np.nan, np.nan, np.nan], qids=qids),
         tidy("two", "nfairr", [0.5, 0.3, 0.1, 0.2, 0.3, 0.4], qids=qids),
     ]
-    out = metric_correlation(pd.concat(tables), runs=["two", "s", "absent", "flat-x", "flat-y"])
+    with warnings.catch_warnings():  # constant metrics are not passed to pearsonr
+        warnings.simplefilter("error")
+        out = metric_correlation(pd.concat(tables), runs=["two", "s", "absent", "flat-x", "flat-y"])
+    only_second = metric_correlation(pd.concat([*tables, tidy("y", "nfairr", y, qids=qids)]))
+    assert only_second.set_index("run").loc["y", ["n", "n_excluded"]].tolist() == [0, 6]
     assert out.columns.tolist() == [
         "run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"
     ]  # fmt: skip
@@ -274,7 +289,7 @@ def test_metric_correlation_whole_table_runs_queries_and_undefined_cases():
     # a subset of the queries, given by id
     subset = metric_correlation(pd.concat(tables), qids=["q00", "q01", "q02", "q05"], runs=["s"])
     ref = stats.pearsonr([x[i] for i in (0, 1, 2, 5)], [y[i] for i in (0, 1, 2, 5)])
-    assert subset["n"].item() == 4
+    assert subset["n"].item() == 4 and subset["n_excluded"].item() == 0  # both metrics cut
     assert subset["r"].item() == pytest.approx(ref.statistic, abs=1e-12)
 
 

@@ -55,7 +55,7 @@ def _combine(tables) -> pd.DataFrame:
                 f"table {i} lacks column(s) {lacking}; expected the tidy columns {list(_COLUMNS)}"
             )
     frames = [pd.DataFrame({c: t[c].to_numpy() for c in _COLUMNS}) for t in tables]
-    frame = pd.concat([f.astype({"cutoff": "Int64"}) for f in frames], ignore_index=True)
+    frame = pd.concat([f.astype({"cutoff": "Int64"}) for f in frames])
     frame["qid"] = frame["qid"].astype(str)
     return frame
 
@@ -115,7 +115,7 @@ def paired_tests(
         for run in runs:
             values = wide.get(run, pd.Series(dtype=float))
             defined = values.dropna()
-            mean = float(defined.mean()) if len(defined) else np.nan
+            mean = float(defined.mean())  # NaN without values
             difference = t = p = np.nan
             n_excluded = int(values.isna().sum())
             if run != baseline:
@@ -127,8 +127,8 @@ def paired_tests(
                     if np.ptp(diff) > 0:
                         result = stats.ttest_rel(paired["s"], paired["b"])
                         t, p = float(result.statistic), float(result.pvalue)
-                    elif diff[0] != 0:  # a constant non-zero difference: t is infinite
-                        t, p = float(np.sign(diff[0]) * np.inf), 0.0
+                    elif difference:  # a constant non-zero difference: t is infinite
+                        t, p = float(np.sign(difference) * np.inf), 0.0
                     else:
                         t, p = 0.0, 1.0
             rows.append((run, label, len(defined), mean, difference, t, p, n_excluded))
@@ -144,7 +144,7 @@ def paired_tests(
             better.append(None)
         else:
             better.append(bool((diff > 0) == orientation))
-    out.insert(9, "better", pd.Series(better, dtype=object))
+    out.insert(9, "better", better)
     out.attrs.update(alpha=alpha, baseline=baseline, comparisons=len(compared))
     return out
 
@@ -174,7 +174,7 @@ def metric_correlation(
         if len(paired) >= 3 and np.ptp(paired["x"]) > 0 and np.ptp(paired["y"]) > 0:
             result = stats.pearsonr(paired["x"], paired["y"])
             r, p = float(result.statistic), float(result.pvalue)
-        significant = bool(p < alpha) if np.isfinite(p) else False
+        significant = bool(p < alpha)  # False for NaN
         n_excluded = int(len(both) - len(paired))
         rows.append((run, first, second, cutoff, len(paired), r, p, significant, n_excluded))
     columns = ["run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"]
