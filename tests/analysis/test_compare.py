@@ -221,3 +221,54 @@ def test_the_package_offers_compare_and_explain_at_its_top():
 def test_the_sign_flip_test_refuses_what_is_not_paired_differences(differences, message):
     with pytest.raises(ValueError, match=f"^{message}"):
         sign_flip_test(differences)
+
+
+def _forest_table(run_b):
+    table = pd.DataFrame(
+        {
+            "metric": ["nfairr", "nfairr", "arab_tc", "ndcg"],
+            "cutoff": pd.array([10, 10, 5, None], dtype="Int64"),  # as compare types it
+            "run_a": ["dense", "splade", "dense", "dense"],
+            "run_b": run_b,
+            "diff": [0.25, -0.5, np.nan, 0.125],
+            "ci_low": [0.125, -0.75, np.nan, -0.25],
+            "ci_high": [0.5, -0.25, np.nan, 0.5],
+            "significant": [True, True, False, False],
+        }
+    )
+    table.attrs["confidence"] = 0.9
+    return table
+
+
+def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from rankbias.analysis.compare import forest_plot
+
+    figure = forest_plot(_forest_table("bm25"))
+    axis = figure.axes[0]
+    # the rows bottom up, the undefined one left out; one baseline: runs named alone
+    labels = [t.get_text() for t in axis.get_yticklabels()]
+    assert labels == ["ndcg: dense", "NFaiRR@10: splade", "NFaiRR@10: dense"]
+    assert figure.get_size_inches().tolist() == [6.5, pytest.approx(0.9 + 0.3 * 3)]
+    segments = axis.collections[0].get_segments()  # the intervals, in the same order
+    assert [s.tolist() for s in segments] == [
+        [[-0.25, 0.0], [0.5, 0.0]], [[-0.75, 1.0], [-0.25, 1.0]], [[0.125, 2.0], [0.5, 2.0]]
+    ]  # fmt: skip
+    filled, hollow = axis.collections[-2:]
+    assert filled.get_offsets().tolist() == [[-0.5, 1.0], [0.25, 2.0]]
+    assert hollow.get_offsets().tolist() == [[0.125, 0.0]]
+    assert filled.get_facecolor().tolist() == hollow.get_edgecolor().tolist()
+    assert hollow.get_facecolor().tolist() == [[1.0, 1.0, 1.0, 1.0]]
+    legend = [t.get_text() for t in axis.get_legend().get_texts()]
+    assert legend == ["significant (adjusted)", "not significant"]
+    assert axis.get_xlabel() == "mean paired difference from bm25, 90% interval"
+    plt.close(figure)
+    # pairs of several baselines: each row names both runs
+    pairs = forest_plot(_forest_table(["bm25", "dense", "bm25", "bm25"]), tmp_path / "f.svg")
+    assert [t.get_text() for t in pairs.axes[0].get_yticklabels()][1] == (
+        "NFaiRR@10: splade − dense"
+    )
+    assert pairs.axes[0].get_xlabel() == "mean paired difference (run a − run b), 90% interval"
+    assert (tmp_path / "f.svg").read_bytes().startswith(b"<?xml")
+    assert not plt.fignum_exists(pairs.number)  # saved figures are closed
