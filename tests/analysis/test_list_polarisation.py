@@ -140,6 +140,8 @@ def test_duo_per_query_passes_min_docs_and_gathers_every_run():
     table = duo_per_query({"empty": empty, "full": full}, ["q1", "q2", "pair"], EMBEDDINGS, DOCIDS)
     assert table.index.tolist() == [0, 1]
     assert table[["run", "qid"]].values.tolist() == [["full", "q1"], ["full", "q2"]]
+    twice = duo_per_query({"full": full, "again": full}, ["q1"], EMBEDDINGS, DOCIDS)
+    assert twice.index.tolist() == [0, 1]  # numbered afresh across runs
     two = duo_per_query({"full": full}, ["pair"], EMBEDDINGS, DOCIDS, min_docs=2)
     assert two["qid"].tolist() == ["pair"] and two.attrs["skipped"] == []
     nothing = duo_per_query({"empty": empty}, ["q1"], EMBEDDINGS, DOCIDS)
