@@ -282,6 +282,54 @@ def test_table_faults_are_refused_in_whole_messages_naming_the_group():
     )
 
 
+_SEVEN = {"ted": np.array([0.1, np.nan, 0.5, 0.3, 0.2, 0.6, 0.7]), "awrf": np.arange(7.0)}
+
+
+@pytest.mark.parametrize(
+    ("keywords", "error", "message"),
+    [
+        ({"n_bins": 0}, ValueError, "n_bins must be a positive integer, found 0"),
+        ({"n_bins": 2.5}, ValueError, "n_bins must be a positive integer, found 2.5"),
+        ({"by": ["lab"]}, InputError, "by names column(s) ['lab'] the per-query table lacks"),
+        ({"run": "x"}, InputError, "per-query table has no rows for run='x', cutoff=None and "
+         "metrics ['ted', 'awrf']; runs: ['bm25'], cutoffs: [10]"),
+        ({"cutoff": 5}, InputError, "per-query table has no rows for run=None, cutoff=5 and "
+         "metrics ['ted', 'awrf']; runs: ['bm25'], cutoffs: [10]"),
+        ({"undefined": "error"}, InputError, "per-query table: 1 query(ies) have an undefined "
+         "(NaN) or absent value for some of ['ted', 'awrf'], e.g. q0001; expected a value for "
+         "every query and metric (or undefined='exclude')"),
+        ({"undefined": "drop"}, ValueError,
+         "undefined must be one of ('exclude', 'error'), found 'drop'"),
+        ({"n_bins": 7}, InputError, "per-query table: 6 query(ies) have a value for every "
+         "metric of ['ted', 'awrf']; expected at least 7"),
+    ],
+)  # fmt: skip
+def test_query_bins_refuse_in_whole_messages(keywords, error, message):
+    with pytest.raises(error) as info:
+        query_bins(tidy(_SEVEN), ["ted", "awrf"], **keywords)
+    assert str(info.value) == message
+
+
+def test_an_undefined_error_names_the_first_five_queries():
+    values = np.array([np.nan] * 6 + [0.1, 0.2, 0.3])
+    with pytest.raises(InputError, match=r"e\.g\. q0000, q0001, q0002, q0003, q0004; expected"):
+        query_bins(tidy({"ted": values}), ["ted"], undefined="error")
+
+
+def test_one_bin_holds_every_query_and_by_takes_a_column_name():
+    assert query_bins(tidy(_SEVEN), ["ted"], n_bins=1)["bin"].tolist() == [1] * 6
+    two = pd.concat(
+        [tidy({"ted": np.arange(4.0)}, run="b"), tidy({"ted": np.arange(4.0)[::-1]}, run="a")]
+    )
+    out = query_bins(two, ["ted"], n_bins=2, by="run")
+    assert out.index.tolist() == list(range(8))  # numbered afresh across the groups
+    assert out[["run", "qid", "rank"]].values.tolist() == [
+        ["a", "q0000", 1], ["a", "q0001", 2], ["a", "q0002", 3], ["a", "q0003", 4],
+        ["b", "q0000", 4], ["b", "q0001", 3], ["b", "q0002", 2], ["b", "q0003", 1],
+    ]  # fmt: skip
+    assert list(out.attrs) == [("a",), ("b",)] and out.attrs[("a",)]["n_queries"] == 4
+
+
 def test_every_pair_is_reported_once_in_the_order_given():
     x = np.arange(8.0)
     table = tidy({"ted": x, "awrf": x, "nfairr": x})
