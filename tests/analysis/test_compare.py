@@ -272,3 +272,26 @@ def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
     assert pairs.axes[0].get_xlabel() == "mean paired difference (run a − run b), 90% interval"
     assert (tmp_path / "f.svg").read_bytes().startswith(b"<?xml")
     assert not plt.fignum_exists(pairs.number)  # saved figures are closed
+
+
+def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
+    from rankbias.analysis.compare import read_scores
+    from rankbias.errors import InputError as Refused
+
+    text = "run,qid,metric,cutoff,value\na,q1,nfairr,10,nan\na,q2,nfairr,10,NaN\na,q3,ndcg,,0.5\n"
+    (tmp_path / "s.csv").write_text(text)
+    read = read_scores(tmp_path / "s.csv")
+    assert read["value"].isna().tolist() == [True, True, False]
+    assert read["cutoff"].tolist() == [10, 10, pd.NA] and read["cutoff"].dtype == "Int64"
+    read.to_parquet(tmp_path / "s.PARQUET")
+    pd.testing.assert_frame_equal(read_scores(tmp_path / "s.PARQUET"), read)
+    read.assign(cutoff=[10.5, 10, None]).to_parquet(tmp_path / "half.parquet")
+    with pytest.raises(Refused, match=r"^\S+half\.parquet: .*integer"):
+        read_scores(tmp_path / "half.parquet")
+    (tmp_path / "bad.parquet").write_bytes(b"not a parquet file")
+    with pytest.raises(Refused) as info:
+        read_scores(tmp_path / "bad.parquet")
+    assert str(info.value).startswith(f"{tmp_path / 'bad.parquet'}: not readable as Parquet (")
+    with pytest.raises(Refused) as info:
+        read_scores(tmp_path / "absent.csv")
+    assert str(info.value) == f"{tmp_path / 'absent.csv'}: no such file; expected a scores table"

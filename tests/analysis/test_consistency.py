@@ -310,6 +310,26 @@ def test_query_bins_refuse_in_whole_messages(keywords, error, message):
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize(
+    ("metrics", "error", "message"),
+    [
+        ("ted", TypeError, "metrics must be a sequence of names, found the string 'ted'"),
+        (["ted", "ted"], ValueError, "metrics repeat in ['ted', 'ted']; expected distinct names"),
+        (["awrf"], InputError, "per-query table has no rows for metric(s) ['awrf']; it holds "
+         "none of the requested metrics"),
+        (["rbdf"], ValueError, "metric 'rbdf' has no bias level: its registry direction is "
+         "'neither'; expected a fairness score (higher is fairer, more biased, or signed)"),
+    ],
+)  # fmt: skip
+def test_metric_faults_are_refused_in_whole_messages(metrics, error, message):
+    with pytest.raises(error) as info:
+        query_bins(tidy({"ted": np.arange(5.0)}), metrics)
+    assert str(info.value) == message
+    with pytest.raises(error) as info:  # checked before grouping as well
+        query_bins(tidy({"ted": np.arange(5.0)}), metrics, by="run")
+    assert str(info.value) == message
+
+
 def test_an_undefined_error_names_the_first_five_queries():
     values = np.array([np.nan] * 6 + [0.1, 0.2, 0.3])
     with pytest.raises(InputError, match=r"e\.g\. q0000, q0001, q0002, q0003, q0004; expected"):

@@ -92,7 +92,7 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.A
 def _field(text: str, name: str, number: int, column: str):
     text = text.strip()
     if column == "cutoff":
-        if text and not re.fullmatch(r"[0-9]+", text, re.ASCII):
+        if text and not re.fullmatch(r"[0-9]+", text):  # [0-9]: ASCII digits only
             raise located(name, number, f"cutoff {text!r}: expected a whole number or nothing")
         return int(text) if text else None
     if text in ("", "nan", "NaN"):
