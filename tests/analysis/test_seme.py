@@ -717,3 +717,20 @@ def test_the_response_file_is_written_with_its_header_compressed_by_its_suffix(t
     packed = write_study_responses(study, tmp_path / "responses.CSV.GZ")
     assert packed.read_bytes()[:2] == b"\x1f\x8b"
     assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
+
+
+def test_study_orderings_list_the_questions_sorted_whatever_the_row_order(oracle):
+    shuffled = oracle.sample(frac=1.0, random_state=3)
+    got = study_orderings(shuffled)
+    assert got["question_id"].tolist() == sorted(got["question_id"])
+    # the same Duos; among orderings of equal Duo (the first two documents may swap at no
+    # cost) the one found follows the row order
+    values = [
+        "question_id",
+        "condition",
+        "duo",
+        "signed_duo",
+        "released_signed_duo",
+        "aligned_signed_duo",
+    ]
+    pd.testing.assert_frame_equal(got[values], study_orderings(oracle)[values])
