@@ -159,6 +159,30 @@ def test_sampled_shapley_is_close_to_the_exact_values(testbed, monkeypatch):
     assert np.abs(exact["contribution"] - sampled["contribution"]).max() < 0.01
 
 
+def test_shapley_contributions_add_up_from_the_neutral_list_exactly_or_sampled(monkeypatch):
+    import rankbias.analysis.explain as module
+
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
+    texts = ["she and her", "he", "her", "him and he"]  # every document gendered
+    stats = document_stats(texts, lexicon, docids=["d1", "d2", "d3", "d4"], per_term=True)
+    run = Run.from_frame(
+        pd.DataFrame({"qid": "q", "docid": ["d1", "d2", "d3", "d4"], "score": [4.0, 3, 2, 1]}),
+        "s",
+    )
+    exact = explain(run, stats, ["q"], ["texfair@4"])
+    monkeypatch.setattr(module, "EXACT_MAX_DOCUMENTS", 1)
+    sampled = explain(run, stats, ["q"], ["texfair@4"], permutations=3000)
+    assert exact["kind"].iloc[0] == "shapley (exact over 16 sets)"
+    assert sampled["kind"].iloc[0] == "shapley (mean of 3000 orders)"
+    for table in (exact, sampled):
+        # efficiency: the contributions take the all-neutral list's value to the list's own
+        assert table["contribution"].sum() + table["baseline"].iloc[0] == pytest.approx(
+            table["value"].iloc[0]
+        )
+    assert sampled["baseline"].iloc[0] == exact["baseline"].iloc[0] != exact["value"].iloc[0]
+    np.testing.assert_allclose(sampled["contribution"], exact["contribution"], atol=0.02)
+
+
 def test_top_terms_weigh_occurrences_by_rank(testbed):
     run, stats, qids = testbed
     terms = top_terms(run, stats, qids[0], 10, n=3)

@@ -85,7 +85,7 @@ def _variants(docids: list[str], keep: np.ndarray, request, stats: DocStats) -> 
         }
     )
     run = Run.from_frame(frame, "variants")
-    scored = score_runs(run, stats, [request], [request.cutoff])
+    scored = score_runs(run, stats, [request])  # at the request's own cut-off
     return scored.set_index("qid").loc[[f"v{j}" for j in range(len(keep))], "value"].to_numpy()
 
 
