@@ -83,29 +83,36 @@ def test_a_score_table_from_rankbias_score_round_trips(tmp_path):
         assert row.n_queries + row.n_undefined + row.n_only_a + row.n_only_b == union
 
 
+HEADER = "run,qid,metric,cutoff,value\n"
+COLUMNS_EXPECTED = (
+    "expected the columns run,qid,metric,cutoff,value (the table rankbias score writes)"
+)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("", "the file is empty"),
-        ("run,qid,metric,value\n", "expected the columns run,qid,metric,cutoff,value"),
-        ("run,qid,metric,cutoff,value\n", "header but no data line"),
-        ("run,qid,metric,cutoff,value\na,q1,nfairr,10\n", ":2: found 4 field(s); expected 5"),
-        ("run,qid,metric,cutoff,value\na,q1,nfairr,ten,0.5\n", ":2: cutoff 'ten'"),
-        ("run,qid,metric,cutoff,value\na,q1,nfairr,10,inf\n", ":2: value 'inf'"),
-        ("run,qid,metric,cutoff,value\na,q1,nfairr,10,1_0\n", ":2: value '1_0'"),
-        ("run,qid,metric,cutoff,value\na,,nfairr,10,0.5\n", ":2: empty run, qid or metric"),
-        (
-            "run,qid,metric,cutoff,value\na,q1,nfairr,10,0.5\na,q1,nfairr,10,0.6\n",
-            ":3: a, q1, nfairr@10 is already given on line 2",
-        ),
+        ("", ": the file is empty; expected a header run,qid,metric,cutoff,value"),
+        ("run,qid,metric,value\n", f":1: header 'run,qid,metric,value': {COLUMNS_EXPECTED}"),
+        ("x" * 130 + "\n", f":1: header '{'x' * 120}': {COLUMNS_EXPECTED}"),  # cut at 120
+        (HEADER, ": the table has a header but no data line"),
+        (HEADER + "a,q1,nfairr,10\n", ":2: found 4 field(s); expected 5"),
+        (HEADER + "a,q1,nfairr,ten,0.5\n", ":2: cutoff 'ten': expected a whole number or nothing"),
+        (HEADER + "a,q1,nfairr,10,inf\n",
+         ":2: value 'inf': expected a finite decimal number or nothing"),
+        (HEADER + "a,q1,nfairr,10,1_0\n",
+         ":2: value '1_0': expected a finite decimal number or nothing"),
+        (HEADER + "a,,nfairr,10,0.5\n", ":2: empty run, qid or metric; expected an id"),
+        (HEADER + "a,q1,nfairr,10,0.5\na,q1,nfairr,10,0.6\n",
+         ":3: a, q1, nfairr@10 is already given on line 2; expected each once"),
     ],
-)
+)  # fmt: skip
 def test_read_scores_refuses_bad_tables_naming_file_and_line(tmp_path, content, message):
     path = tmp_path / "scores.csv"
     path.write_text(content)
     with pytest.raises(InputError) as error:
         read_scores(path)
-    assert str(error.value).startswith(str(path)) and message in str(error.value)
+    assert str(error.value) == f"{path}{message}"
 
 
 def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
