@@ -183,6 +183,27 @@ def test_shapley_contributions_add_up_from_the_neutral_list_exactly_or_sampled(m
     np.testing.assert_allclose(sampled["contribution"], exact["contribution"], atol=0.02)
 
 
+def test_additive_contributions_by_hand_lists_take_their_own_parameters_and_background():
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "him": "m"})
+    texts = ["she and her", "he said", "a quiet river", "him and her", "rain", "she"]
+    docids = ["d1", "d2", "d3", "d4", "d5", "d6"]
+    stats = document_stats(texts, lexicon, docids=docids, per_term=True)
+    frame = pd.DataFrame({"qid": "q", "docid": docids[:4], "score": [4.0, 3, 2, 1]})
+    run = Run.from_frame(frame, "s")
+    other = Run.from_frame(frame.assign(docid=["d1", "d2", "d4", "d6"]), "o")
+    measures = ["rab@4", "nfairr(tau=0)@4", "nfairr(tau=2.5)@4", "nfairr(background=run)@3"]
+    table = explain(run, stats, "q", measures, background=other)  # one query id as a string
+    assert table.index.tolist() == list(range(len(table)))
+    scores = score_runs(run, stats, measures, background=other).set_index("metric")["value"]
+    for label, rows in table.groupby("metric", sort=False):
+        # additive: the contributions from an empty list (0) add up to the score
+        assert (rows["baseline"] == 0.0).all() and (rows["kind"] == "exact").all()
+        assert rows["contribution"].sum() == pytest.approx(rows["value"].iloc[0])
+        assert rows["value"].iloc[0] == pytest.approx(scores[label])
+    values = table.groupby("metric", sort=False)["value"].first()
+    assert values["nfairr(tau=0)"] != pytest.approx(values["nfairr(tau=2.5)"])
+
+
 def test_top_terms_weigh_occurrences_by_rank(testbed):
     run, stats, qids = testbed
     terms = top_terms(run, stats, qids[0], 10, n=3)
