@@ -6,7 +6,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rankbias.analysis.compare import OUTPUT, check_scores, compare, sign_flip_test
+from rankbias.analysis.compare import (
+    OUTPUT,
+    check_scores,
+    compare,
+    forest_plot,
+    read_scores,
+    sign_flip_test,
+)
 from rankbias.errors import InputError
 
 
@@ -243,8 +250,6 @@ def _forest_table(run_b):
 def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
     import matplotlib.pyplot as plt
 
-    from rankbias.analysis.compare import forest_plot
-
     figure = forest_plot(_forest_table("bm25"))
     axis = figure.axes[0]
     # the rows bottom up, the undefined one left out; one baseline: runs named alone
@@ -275,9 +280,6 @@ def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
 
 
 def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
-    from rankbias.analysis.compare import read_scores
-    from rankbias.errors import InputError as Refused
-
     text = "run,qid,metric,cutoff,value\na,q1,nfairr,10,nan\na,q2,nfairr,10,NaN\na,q3,ndcg,,0.5\n"
     (tmp_path / "s.csv").write_text(text)
     read = read_scores(tmp_path / "s.csv")
@@ -286,12 +288,12 @@ def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
     read.to_parquet(tmp_path / "s.PARQUET")
     pd.testing.assert_frame_equal(read_scores(tmp_path / "s.PARQUET"), read)
     read.assign(cutoff=[10.5, 10, None]).to_parquet(tmp_path / "half.parquet")
-    with pytest.raises(Refused, match=r"^\S+half\.parquet: .*integer"):
+    with pytest.raises(InputError, match=r"^\S+half\.parquet: .*integer"):
         read_scores(tmp_path / "half.parquet")
     (tmp_path / "bad.parquet").write_bytes(b"not a parquet file")
-    with pytest.raises(Refused) as info:
+    with pytest.raises(InputError) as info:
         read_scores(tmp_path / "bad.parquet")
     assert str(info.value).startswith(f"{tmp_path / 'bad.parquet'}: not readable as Parquet (")
-    with pytest.raises(Refused) as info:
+    with pytest.raises(InputError) as info:
         read_scores(tmp_path / "absent.csv")
     assert str(info.value) == f"{tmp_path / 'absent.csv'}: no such file; expected a scores table"
