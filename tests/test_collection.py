@@ -30,6 +30,7 @@ from rankbias.collection import (
     BlockError,
     check_unique,
     count_block,
+    docids_at_lines,
     document_text,
     ir_datasets_corpus,
     iter_collection_stats,
@@ -174,6 +175,22 @@ def test_unreadable_file(tmp_path):
     path.chmod(0)
     with pytest.raises(InputError, match="cannot be read"):
         read_collection_stats(path, LEX, workers=1)
+
+
+@pytest.mark.parametrize("kind", ["not a directory", "symbolic link loop"])
+def test_a_path_the_system_cannot_open_is_named_with_its_reason(tmp_path, kind):
+    if kind == "not a directory":
+        path = write(tmp_path / "c.tsv", b"a\tshe\n", "plain") / "c.tsv"
+        reason = "Not a directory"
+    else:
+        path = tmp_path / "loop.tsv"
+        path.symlink_to(path)
+        reason = "Too many levels of symbolic links"
+    with pytest.raises(InputError) as info:
+        read_collection_stats(path, LEX, workers=1)
+    assert str(info.value) == (
+        f"{path}: cannot be read ({reason}); expected a readable docid<TAB>text file"
+    )
 
 
 def test_gzip_is_recognised_by_its_bytes_not_its_name(tmp_path):
@@ -490,6 +507,28 @@ def test_documents_of_a_gzip_file_with_or_without_its_suffix(tmp_path):
     for name in ("c.tsv.gz", "c.data"):
         (tmp_path / name).write_bytes(gzip.compress(plain, mtime=0))
         assert list(iter_documents(tmp_path / name)) == PASSAGES
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("kind", ["plain", "gzip"])
+def test_docids_are_re_read_at_their_lines(tmp_path, newline, kind):
+    """The Dask engine re-reads the docids of the lines its workers report (to name repeated
+    docids): any line end, a byte-order mark, gzip known by its bytes (the file has no .gz)."""
+    text = b"\xef\xbb\xbf" + write_passages(tmp_path / "c.tsv", newline).read_bytes()
+    path = write(tmp_path / "c.data", text, kind)
+    wanted = [3, 0, 3]
+    with open(path, "rb") as raw:
+        assert docids_at_lines(raw, wanted) == [PASSAGES[i][0] for i in wanted]
+        assert raw.closed
+
+
+def test_docids_are_re_read_without_reading_past_the_last_line_asked_for(tmp_path):
+    # the line after the last one asked for is longer than a decoding chunk and not UTF-8
+    # after 20,000 bytes: read, it would fail
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"a\tshe\nb\the\nc\t" + b"x" * 20_000 + b"\xff\n")
+    with open(path, "rb") as raw:
+        assert docids_at_lines(raw, [1]) == ["b"]
 
 
 def test_documents_and_a_missing_final_line_break(tmp_path):

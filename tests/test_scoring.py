@@ -805,6 +805,10 @@ def test_restrict_inputs_keeps_what_one_part_of_a_run_reads():
     assert out["group_membership"].to_dict("list") == {"docid": ["d2"], "protected": [0]}
     assert out["counterfactual"].qids.tolist() == ["q1"]
     assert inputs["qrels"].shape == (2, 3)  # the caller's tables are left as they were
+    # counterfactuals of other runs only are left for the scorer to refuse (naming the run)
+    elsewhere = {"another": other}
+    assert restrict_inputs(part, {"counterfactual": elsewhere})["counterfactual"] is elsewhere
+    assert restrict_inputs(part, {}) == {}
 
 
 @pytest.mark.parametrize("measure", ["rab_tc(female=w)", "prf_m(male=w)"])

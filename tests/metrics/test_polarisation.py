@@ -105,6 +105,9 @@ def test_polarisation_accuracy_hand_examples():
     assert polarisation_accuracy([1.0, 2.0, -1.0, -3.0], ["b", "b", "a", "a"]) == 1.0
     assert polarisation_accuracy([1.0, -2.0, 1.0, -3.0], ["a", "a", "b", "b"]) == 0.5
     assert polarisation_accuracy([0.0, 2.0, -1.0, -3.0], [1, 1, 2, 2]) == 0.75  # 0 is wrong
+    assert polarisation_accuracy([2.0, 1.0, -1.0, 0.0], [1, 1, 2, 2]) == 0.75  # in either group
+    # one perspective only: the better sign is the one most scores have
+    assert polarisation_accuracy([1.0, -1.0, 2.0], ["a", "a", "a"]) == pytest.approx(2 / 3)
     # all positive: the best sign assignment gets one group right; the released per-group
     # majority counts both groups as right
     assert polarisation_accuracy([1.0, 2.0, 3.0, 4.0], [1, 1, 2, 2]) == 0.5
