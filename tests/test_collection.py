@@ -365,6 +365,30 @@ def test_pairs_follow_the_same_rules():
         stats_from_pairs([("a", "she"), ("b", "he"), ("a", "x")], LEX, "corpus", workers=1)
 
 
+@pytest.mark.parametrize("block_bytes", [1, 1 << 20], ids=["a block per document", "one block"])
+def test_pairs_are_refused_by_position_and_byte_offset(block_bytes):
+    def read(*pairs, terms=False):
+        return stats_from_pairs(pairs, LEX, "corpus", per_term=terms, block_bytes=block_bytes)
+
+    stats = read(("a", "She\tsaid\rhe"), ("b", "him\r\nher"))  # each break becomes a space
+    assert stats.lengths.tolist() == [3, 2] and stats.group_counts.tolist() == [[1, 1], [1, 1]]
+    assert stats.term_counts is None and read(("a", "she"), terms=True).term_counts.nnz == 1
+    for docid in ("b\nc", "b\rc", "b\tc"):
+        with pytest.raises(InputError) as info:
+            read(("a", "she"), (docid, "he"))
+        assert str(info.value) == (
+            f"corpus:2: docid {docid!r} contains a tab or a line break; expected none"
+        )
+    # a lone surrogate (which UTF-8 cannot hold) in the third document: "a\tshe\n" is 6
+    # bytes, "b\the\n" 5, "c\tx " 4 more
+    with pytest.raises(InputError) as info:
+        read(("a", "she"), ("b", "he"), ("c", "x \ud800"))
+    assert str(info.value) == (
+        "corpus:3: byte 0xed at byte offset 15 of the documents (byte 5 of the line) is not "
+        "valid UTF-8; expected UTF-8 text"
+    )
+
+
 class _FailingCorpus:
     def has_docs(self):
         return True
