@@ -420,6 +420,47 @@ def test_offline_ir_datasets_id_is_an_input_error(monkeypatch):
         corpus.docs_count()
 
 
+class _SlowMirrorCorpus:
+    """A corpus whose store answers by position and keyword, then loses its mirror."""
+
+    def has_docs(self):
+        return True
+
+    def lookup(self, docid, *, field="text"):
+        if docid == "gone":
+            raise OSError("the mirror answered: " + "503 Service Unavailable " * 10)
+        if docid == "slow":
+            raise TimeoutError("timed out")
+        if docid == "edge":
+            raise OSError("e" * 160)
+        return (docid, field)
+
+
+def test_an_ir_datasets_corpus_passes_calls_through_and_names_a_failure_whole(monkeypatch):
+    import types
+
+    fake = types.ModuleType("ir_datasets")
+    fake.load = lambda dataset_id: _SlowMirrorCorpus()
+    monkeypatch.setitem(sys.modules, "ir_datasets", fake)
+    corpus = ir_datasets_corpus("msmarco-passage")
+    assert corpus.lookup("d1", field="title") == ("d1", "title")
+    assert corpus.lookup("d2") == ("d2", "text")
+    with pytest.raises(InputError) as info:
+        corpus.lookup("gone")
+    reason = ("the mirror answered: " + "503 Service Unavailable " * 10).strip()
+    assert len(reason) > 160  # shown cut at 160 characters
+    assert str(info.value) == (
+        "ir_datasets id 'msmarco-passage': its documents could not be read or downloaded "
+        f"(OSError: {reason[:159]}…); expected the data in the ir_datasets cache "
+        "(~/.ir_datasets or $IR_DATASETS_HOME) or a network connection; or pass a docid<TAB>text "
+        "file"
+    )
+    with pytest.raises(InputError, match=r"downloaded \(TimeoutError: timed out\); expected"):
+        corpus.lookup("slow")
+    with pytest.raises(InputError, match=rf"\(OSError: {'e' * 160}\); expected"):
+        corpus.lookup("edge")  # 160 characters are shown whole
+
+
 def test_iter_collection_stats_streams_blocks(tmp_path):
     lines = b"".join(b"d%d\tshe he him\n" % i for i in range(500))
     path = write(tmp_path / "c.tsv", lines, "plain")
