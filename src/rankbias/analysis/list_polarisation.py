@@ -41,9 +41,10 @@ def list_polarisation(
     """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA of the
     list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a document without an
     embedding is a ValueError naming ``where``."""
-    positions = docids.get_indexer(np.asarray(ranked, dtype=object))
+    ranked = list(ranked)
+    positions = docids.get_indexer(ranked)
     if (positions < 0).any():
-        missing = np.asarray(ranked, dtype=object)[positions < 0][0]
+        missing = ranked[int(np.argmax(positions < 0))]
         raise ValueError(
             f"{where}: document {missing!r} has no embedding; "
             "expected every ranked document in the collection"
