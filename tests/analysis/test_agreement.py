@@ -263,8 +263,9 @@ def test_metric_correlation_whole_table_runs_queries_and_undefined_cases():
     with warnings.catch_warnings():  # constant metrics are not passed to pearsonr
         warnings.simplefilter("error")
         out = metric_correlation(pd.concat(tables), runs=["two", "s", "absent", "flat-x", "flat-y"])
-    only_second = metric_correlation(pd.concat([*tables, tidy("y", "nfairr", y, qids=qids)]))
-    assert only_second.set_index("run").loc["y", ["n", "n_excluded"]].tolist() == [0, 6]
+    one_only = [tidy("y", "nfairr", y, qids=qids), tidy("x", "texfair", x, qids=qids)]
+    one_only = metric_correlation(pd.concat([*tables, *one_only])).set_index("run")
+    assert one_only.loc[["y", "x"], ["n", "n_excluded"]].values.tolist() == [[0, 6], [0, 6]]
     assert out.columns.tolist() == [
         "run", "first", "second", "cutoff", "n", "r", "p", "significant", "n_excluded"
     ]  # fmt: skip
