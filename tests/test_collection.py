@@ -641,6 +641,56 @@ def test_a_bad_document_line_names_file_and_line(tmp_path, bad_line, found):
     assert str(caught.value).startswith(f"{path}:3: ") and found in str(caught.value)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_documents_of_a_pipe_or_gzip_and_a_bad_byte_named_at_its_offset(tmp_path, kind):
+    """Read as the engines read: from a FIFO (whose first bytes were read to tell gzip), gzip
+    (offsets count the decompressed bytes); the text keeps its own last character."""
+    data = write_passages(tmp_path / "p.tsv").read_bytes() + b"7\tMalcolm X\r\n"
+    bad = data + b"8\tcaf\xe9\n"
+    where = "the decompressed file" if kind == "gzip" else "the file"
+    for payload, expected in ((data, None), (bad, f"{len(data) + 5} of {where} (byte 6")):
+        if kind == "fifo":
+            path = tmp_path / f"c{len(payload)}.fifo"
+            os.mkfifo(path)
+            writer = threading.Thread(target=path.write_bytes, args=(payload,))
+            writer.start()
+        else:
+            path = write(tmp_path / f"c{len(payload)}.tsv", payload, kind)
+        try:
+            if expected is None:
+                assert list(iter_documents(path)) == [*PASSAGES, ("7", "Malcolm X")]
+                continue
+            with pytest.raises(InputError) as caught:
+                list(iter_documents(path))
+            line = len(PASSAGES) + 2
+            assert str(caught.value) == (
+                f"{path}:{line}: byte 0xe9 at byte offset {expected} of the line) is not valid "
+                "UTF-8; expected UTF-8 text"
+            )
+        finally:
+            if kind == "fifo":
+                writer.join(timeout=10)
+
+
+def test_documents_of_a_truncated_gzip_file_name_it(tmp_path):
+    packed = gzip.compress(_LINES, mtime=0)
+    path = write(tmp_path / "c.tsv.gz", packed[: len(packed) // 2], "plain")
+    with pytest.raises(InputError) as caught:
+        list(iter_documents(path))
+    message = str(caught.value)
+    assert message.startswith(f"{path}: the gzip data is truncated or corrupt after ")
+    assert message.endswith("; expected a complete gzip file")
+
+
+def test_document_text_is_the_default_text_where_a_document_has_one():
+    titled = types.SimpleNamespace(text="the passage", default_text=lambda: "A title. the passage")
+    assert document_text(titled) == "A title. the passage"
+    assert document_text(FakeDoc("1", "the passage")) == "the passage"
+    with pytest.raises(TypeError) as caught:
+        document_text(42)
+    assert str(caught.value) == "doc: expected an ir_datasets document, found int"
+
+
 FakeDoc = namedtuple("FakeDoc", ["doc_id", "text"])
 
 
@@ -674,8 +724,12 @@ def test_documents_of_an_ir_datasets_id(fake_ir_datasets):
 
 def test_documents_of_a_missing_file_unknown_or_docless_id(tmp_path, fake_ir_datasets):
     for source in (str(tmp_path / "absent.tsv"), "msmarco-pasage"):
-        with pytest.raises(InputError, match="no such file and not a known ir_datasets id"):
+        with pytest.raises(InputError) as caught:
             iter_documents(source)  # at once, not on first use
+        assert str(caught.value) == (
+            f"collection {source!r}: no such file and not a known ir_datasets id; expected a "
+            "docid<TAB>text file or an id such as msmarco-passage"
+        )
     fake_ir_datasets["msmarco-passage/dev/small"] = FakeDataset([])
     with pytest.raises(InputError, match="has no documents"):
         iter_documents("msmarco-passage/dev/small")
@@ -683,8 +737,13 @@ def test_documents_of_a_missing_file_unknown_or_docless_id(tmp_path, fake_ir_dat
 
 def test_documents_without_ir_datasets_say_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # makes `import ir_datasets` fail
-    with pytest.raises(InputError, match=r"pip install 'rankbias\[msmarco\]'"):
+    with pytest.raises(InputError) as caught:
         iter_documents("msmarco-passage")
+    assert str(caught.value) == (
+        "collection 'msmarco-passage': no such file, and ir_datasets (needed to read it as an "
+        "ir_datasets id) is not installed; install it with `pip install 'rankbias[msmarco]'` or "
+        "pass a docid<TAB>text file"
+    )
 
 
 def test_documents_of_a_tiny_dataset_registered_with_the_real_ir_datasets(tmp_path, monkeypatch):
