@@ -345,6 +345,11 @@ def test_duo_and_rnd_through_the_scorer_equal_the_definitions():
     assert value(frame, "duo", 4) == pytest.approx(brute_duo([0.9, -0.4, 0.1, -1.2]))
     assert value(frame, "duo", 3) == pytest.approx(brute_duo([0.9, -0.4, 0.1]))
     assert value(frame, "duo", 4, "q2") == pytest.approx(brute_duo([0.5, 0.7, -0.2]))
+    # documents below the deepest cut-off need no score (d4 of q1, d2 of q2 have none)
+    within = polarisation.drop(index=[3, 6])
+    frame = score_runs(run, None, ["duo"], [2], polarisation=within)
+    assert value(frame, "duo", 2) == pytest.approx(brute_duo([0.9, -0.4]))
+    assert value(frame, "duo", 2, "q2") == pytest.approx(brute_duo([0.5, 0.7]))
     # rND: the 3-item example worked by hand (protected second: 0.568 under max-normalisation)
     membership = {"d1": False, "d2": True, "d3": False, "d4": False}
     frame = score_runs(
