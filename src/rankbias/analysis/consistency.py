@@ -123,7 +123,7 @@ def query_bins(
         return pd.DataFrame(
             {
                 "qid": np.repeat(table.qids, m),
-                "metric": np.tile(np.asarray(table.metrics, dtype=object), n),
+                "metric": np.tile(table.metrics, n),
                 "bias": table.bias.ravel(),
                 "rank": ranks.ravel() + 1,
                 "bin": rank_bins(ranks, n_bins).ravel() + 1,
@@ -359,5 +359,5 @@ def _bootstrap_samples(bias: np.ndarray, n_boot: int, rng: np.random.Generator):
     n, m = bias.shape
     chunk = max(1, _CHUNK_CELLS // (n * m))
     for done in range(0, int(n_boot), chunk):
-        index = np.sort(rng.integers(n, size=(min(chunk, int(n_boot) - done), n)), axis=1)
+        index = np.sort(rng.integers(n, size=(min(chunk, int(n_boot) - done), n)))  # each row
         yield bias[index]
