@@ -75,6 +75,7 @@ def test_column_selection_equals_recounting_the_texts_with_the_sub_list(testbed)
         np.testing.assert_array_equal(selected.group_counts, recounted.group_counts)
         np.testing.assert_array_equal(selected.lengths, recounted.lengths)
         assert selected.terms == recounted.terms
+        np.testing.assert_array_equal(selected.term_group, recounted.term_group)
         assert (selected.term_counts != recounted.term_counts).nnz == 0
 
 
