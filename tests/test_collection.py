@@ -7,7 +7,9 @@ read as a plain file, as a gzip file and through a FIFO (a stream that cannot se
 
 from __future__ import annotations
 
+import errno
 import gzip
+import io
 import os
 import pickle
 import re
@@ -37,6 +39,7 @@ from rankbias.collection import (
     iter_documents,
     read_collection_stats,
     stats_from_pairs,
+    stream_blocks,
 )
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon
@@ -338,6 +341,58 @@ def test_blocks_counted_one_by_one_equal_the_reader(tmp_path_factory, lines, cut
     expected = [[Counter(re.findall(r"[^\W_]+", t.lower()))[term] for term in LEX.terms]
                 for t, _ in lines]  # fmt: skip
     assert np.vstack([p.term_counts.toarray() for p in stats]).tolist() == expected
+
+
+# ---- streams (a pipe, gzip): read in order, in blocks of whole lines --------------------------
+_BOM = b"\xef\xbb\xbf"
+# the first line holds U+FEFF (the byte-order mark's bytes) at byte 8 of the stream, where the
+# second read of 8 bytes begins: only the stream's first 3 bytes are a byte-order mark
+_STREAM = "a\tshe\ufeffher\nb\the said\r\nc\thim\rd\ther\n".encode()
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_stream_blocks_are_whole_lines_at_their_offsets(gzipped):
+    raw = _BOM + _STREAM
+    raw = gzip.compress(raw, mtime=0) if gzipped else raw
+    blocks = list(stream_blocks(io.BytesIO(raw), "c.tsv", gzipped, 8))
+    data = [block for block, _, _ in blocks]
+    assert b"".join(data) == _STREAM and len(blocks) == 3
+    assert all(block.endswith((b"\n", b"\r")) for block in data)
+    assert [offset for _, offset, _ in blocks] == [
+        3 + len(b"".join(data[:i])) for i in range(len(data))
+    ]
+    where = "the decompressed file" if gzipped else "the file"
+    assert {w for _, _, w in blocks} == {where}
+
+
+def test_stream_blocks_refuse_a_line_longer_than_the_limit_naming_where_it_starts():
+    def blocks(data, block_bytes):
+        return list(stream_blocks(io.BytesIO(data), "c.tsv", False, block_bytes, 10))
+
+    assert len(blocks(b"a\tshe\nb\txxxxxxxx\n", 2)) >= 2  # a line of 10 bytes is allowed
+    for block_bytes in (4, 1000):  # still without a line end, or within a block
+        with pytest.raises(InputError) as info:
+            blocks(b"a\tshe\nb\t" + b"x" * 20 + b"\nc\the\n", block_bytes)
+        assert str(info.value) == (
+            "c.tsv: the line that starts near byte 6 runs for more than 10 bytes without a line "
+            "end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
+        )
+
+
+class _FailingStream(io.RawIOBase):
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_a_stream_that_fails_to_read_is_named_with_the_reason():
+    with pytest.raises(InputError) as info:
+        list(stream_blocks(_FailingStream(), "c.tsv", False, 8))
+    assert str(info.value) == (
+        "c.tsv: cannot be read (Input/output error); expected a readable docid<TAB>text file"
+    )
 
 
 def test_block_error_carries_the_line_in_block_and_the_offset():
