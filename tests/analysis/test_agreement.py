@@ -216,6 +216,11 @@ def test_paired_tests_table_runs_and_refusals():
     # p = 1 for "same" after Bonferroni (2 comparisons): not below alpha = 1
     assert out["significant"].tolist() == [False, True, False]
     assert out.attrs == {"alpha": 1.0, "baseline": "bm25", "comparisons": 2}
+    alone = paired_tests(table, measures=["nfairr@10"], runs=["bm25"])  # nothing compared
+    assert alone["run"].tolist() == ["bm25"] and alone.attrs["comparisons"] == 0
+    undefined = alone[["difference", "t", "p", "p_bonferroni"]]
+    assert undefined.isna().all(axis=None) and (undefined.dtypes == np.float64).all()
+    assert alone["significant"].tolist() == [False] and alone["better"].tolist() == [None]
     with pytest.raises(InputError) as info:
         paired_tests(table, measures=["nfairr@10"], runs=["up", "dense"])
     assert str(info.value) == "run(s) ['dense'] are not in the tables; runs: ['bm25', 'up', 'same']"
