@@ -62,25 +62,37 @@ GOOD = [
     ("unicode", "a\tSeñora y él\nb\tSHE\n".encode(), (["a", "b"], [3, 1], [[1, 0], [1, 0]])),
     ("unicode docid", "dé\tshe\n".encode(), (["dé"], [1], [[1, 0]])),
 ]  # fmt: skip
+_ONE_TAB = "; expected exactly one tab, between the docid and the text"
+_NO_SPACE = ", which a run file cannot name; expected a docid without white space"
+_NO_TEXT = " has no text (an empty collection line); expected 'docid<TAB>text' with non-empty text"
+_EMPTY = "found an empty collection line; expected 'docid<TAB>text' lines"
+# (line, whole message after "path:line: "); {where} is "the file" or "the decompressed file"
 BAD = [
-    ("second tab", b"a\tshe\nb\tshe\the\n",
-     (2, "found 2 tabs in 'b\\tshe\\the'; expected exactly one tab")),
-    ("trailing tab", b"a\tshe\t\n", (1, "found 2 tabs in 'a\\tshe\\t'")),
+    ("second tab", b"a\tshe\nb\tshe\the\n", (2, "found 2 tabs in 'b\\tshe\\the'" + _ONE_TAB)),
+    ("trailing tab", b"a\tshe\t\n", (1, "found 2 tabs in 'a\\tshe\\t'" + _ONE_TAB)),
+    ("long line, two tabs", b"a\t" + b"y" * 70 + b"\tz\n",
+     (1, "found 2 tabs in " + repr("a\t" + "y" * 58) + _ONE_TAB)),
     ("no tab", b"a\tshe\nb she\n", (2, "found no tab in 'b she'; expected 'docid<TAB>text'")),
-    ("empty docid", b"a\tshe\n\the\n", (2, "found an empty docid")),
-    ("docid with a space", b"a b\tshe\n",
-     (1, "docid 'a b' contains white space, which a run file cannot name")),
-    ("docid with nbsp", "x\u00a0y\tshe\n".encode(), (1, "docid 'x\\xa0y' contains white space")),
-    ("leading space", b"a\tshe\n b\the\n", (2, "docid ' b' contains white space")),
+    ("long line, no tab", b"a\tshe\n" + b"x" * 70 + b"\n",
+     (2, f"found no tab in '{'x' * 60}'; expected 'docid<TAB>text'")),
+    ("empty docid", b"a\tshe\n\the\n", (2, "found an empty docid; expected 'docid<TAB>text'")),
+    ("docid with a space", b"a b\tshe\n", (1, "docid 'a b' contains white space" + _NO_SPACE)),
+    ("docid with nbsp", "x\u00a0y\tshe\n".encode(),
+     (1, "docid 'x\\xa0y' contains white space" + _NO_SPACE)),
+    ("leading space", b"a\tshe\n b\the\n", (2, "docid ' b' contains white space" + _NO_SPACE)),
     ("bom inside", b"a\tshe\n\xef\xbb\xbfb\the\n",
-     (2, "docid '\\ufeffb' contains a byte-order mark")),
-    ("empty text", b"a\tshe\nb\t \x0c \n", (2, "document 'b' has no text")),
-    ("unicode-space text", "a\t\u3000\n".encode(), (1, "document 'a' has no text")),
-    ("empty line", b"a\tshe\n\nb\the\n", (2, "found an empty collection line")),
-    ("crlf empty line", b"a\tshe\r\n\r\nb\the\r\n", (2, "found an empty collection line")),
-    ("cr splits a line", b"a\tshe\rhe\n", (2, "found no tab in 'he'")),
-    ("not utf-8", b"a\tshe\nb\the \xff\n", (2, "byte 0xff at byte offset 11 of the")),
-    ("duplicate docid", b"a\tshe\nb\the\na\thim\n", (3, "docid 'a' is already used on line 1")),
+     (2, "docid '\\ufeffb' contains a byte-order mark (U+FEFF); expected one only at the very "
+         "start of the file")),
+    ("empty text", b"a\tshe\nb\t \x0c \n", (2, "document 'b'" + _NO_TEXT)),
+    ("unicode-space text", "a\t\u3000\n".encode(), (1, "document 'a'" + _NO_TEXT)),
+    ("empty line", b"a\tshe\n\nb\the\n", (2, _EMPTY)),
+    ("crlf empty line", b"a\tshe\r\n\r\nb\the\r\n", (2, _EMPTY)),
+    ("cr splits a line", b"a\tshe\rhe\n", (2, "found no tab in 'he'; expected 'docid<TAB>text'")),
+    ("not utf-8", b"a\tshe\nb\the \xff\n",
+     (2, "byte 0xff at byte offset 11 of {where} (byte 6 of the line) is not valid UTF-8; "
+         "expected UTF-8 text")),
+    ("duplicate docid", b"a\tshe\nb\the\na\thim\n",
+     (3, "docid 'a' is already used on line 1; expected each docid once")),
 ]  # fmt: skip
 
 
@@ -130,15 +142,17 @@ def test_good_collections(tmp_path, kind, data, expected):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("data", "expected"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
 def test_bad_collections(tmp_path, kind, data, expected):
-    line, fragment = expected
-    if kind == "fifo" and "already used" in fragment:  # a stream cannot be re-read: see below
-        fragment = "the docid repeats the one on line 1"
+    line, message = expected
+    if kind == "fifo" and "already used" in message:  # a stream cannot be re-read: see below
+        message = (
+            "the docid repeats the one on line 1 (found by hashing; a stream cannot be re-read "
+            "to show it); expected each docid once"
+        )
+    where = "the decompressed file" if kind == "gzip" else "the file"
     path = tmp_path / ("c.fifo" if kind == "fifo" else f"c-{kind}.tsv")
     with pytest.raises(InputError) as info:
         read_via(tmp_path, data, kind, workers=2, block_bytes=4)
-    message = str(info.value)
-    assert message.startswith(f"{path}:{line}: "), message
-    assert fragment in message, message
+    assert str(info.value) == f"{path}:{line}: " + message.format(where=where)
 
 
 def test_duplicate_docid_in_a_stream_is_found_without_rereading(tmp_path):
