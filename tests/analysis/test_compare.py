@@ -277,6 +277,11 @@ def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
     assert pairs.axes[0].get_xlabel() == "mean paired difference (run a − run b), 90% interval"
     assert (tmp_path / "f.svg").read_bytes().startswith(b"<?xml")
     assert not plt.fignum_exists(pairs.number)  # saved figures are closed
+    # two systems compared on one measure: one row
+    single = forest_plot(_forest_table("bm25").iloc[[1]])
+    assert [t.get_text() for t in single.axes[0].get_yticklabels()] == ["NFaiRR@10: splade"]
+    assert single.axes[0].get_xlabel() == "mean paired difference from bm25, 90% interval"
+    plt.close(single)
 
 
 def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
