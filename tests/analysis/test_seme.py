@@ -241,6 +241,12 @@ def test_fit_of_a_subset_whose_prior_and_signed_duo_are_collinear_is_undefined()
     responses["signed_duo"] = 0.5
     reason = fit_seme(responses).attrs["undefined"][0]
     assert reason == ("c", "all", "signed Duo takes a single value")
+    # four participants are enough: three coefficients and one residual degree of freedom
+    four = pd.DataFrame({"corpus": "c", "prior": [1, -1, 0, 2], "posterior": [2, -1, 1, 1],
+                         "n_clicked": 1, "signed_duo": [1.0, -1.0, 0.0, -1.0]})  # fmt: skip
+    expected = _direct_fit(four["prior"].to_numpy(), four["posterior"].to_numpy(),
+                           four["signed_duo"].to_numpy(), False)[0]  # fmt: skip
+    assert fit_seme(four).loc[0, ["n", "beta2"]].tolist() == [4, pytest.approx(expected)]
 
 
 # ---- the response file ----------------------------------------------------------------------
