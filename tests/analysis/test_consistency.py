@@ -273,7 +273,20 @@ def test_table_faults_are_refused_in_whole_messages_naming_the_group():
     assert str(info.value) == (
         "per-query table (run='b') has no rows for metric(s) ['awrf']; it holds ['ted']"
     )
-    twice = pd.concat([tidy({"ted": np.arange(4.0)}), tidy({"ted": np.arange(2.0)})])
+    with pytest.raises(InputError) as info:
+        query_bins(lacking, ["ted", "awrf"], by=["run", "cutoff"], n_bins=2)
+    assert str(info.value) == (
+        "per-query table (run='b', cutoff=10) has no rows for metric(s) ['awrf']; it holds "
+        "['ted']"
+    )
+    with pytest.raises(InputError) as info:
+        query_bins(tidy({"ted": np.array([0.5])}), ["ted"], n_bins=1)  # one bin needs 2 queries
+    assert str(info.value) == (
+        "per-query table: 1 query(ies) have a value for every metric of ['ted']; expected at "
+        "least 2"
+    )
+    # two values for the same query and metric (not repeated rows: the values differ)
+    twice = pd.concat([tidy({"ted": np.arange(4.0)}), tidy({"ted": np.arange(2.0) + 10})])
     with pytest.raises(InputError) as info:
         query_bins(twice, ["ted"])
     assert str(info.value) == (
