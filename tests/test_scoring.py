@@ -747,6 +747,8 @@ def test_background_and_counterfactual_refusals_give_their_whole_message():
         "background run 'bm25' has no documents for 1 query(ies) of run 'run', e.g. q2; "
         "expected a background list for every scored query"
     )
+    by_name = score_runs(run, None, ["rbo"], [1], counterfactual={"run": run, "more": background})
+    assert by_name["value"].tolist() == [1.0, 1.0]  # the run's own entry: itself
     with pytest.raises(InputError) as info:
         score_runs(run, None, ["rbo"], [1], counterfactual={"other": run, "more": run})
     assert str(info.value) == (

@@ -276,8 +276,7 @@ def test_table_faults_are_refused_in_whole_messages_naming_the_group():
     with pytest.raises(InputError) as info:
         query_bins(lacking, ["ted", "awrf"], by=["run", "cutoff"], n_bins=2)
     assert str(info.value) == (
-        "per-query table (run='b', cutoff=10) has no rows for metric(s) ['awrf']; it holds "
-        "['ted']"
+        "per-query table (run='b', cutoff=10) has no rows for metric(s) ['awrf']; it holds ['ted']"
     )
     with pytest.raises(InputError) as info:
         query_bins(tidy({"ted": np.array([0.5])}), ["ted"], n_bins=1)  # one bin needs 2 queries
