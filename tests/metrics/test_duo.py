@@ -381,6 +381,47 @@ def test_sampled_normalisation_defaults_are_step_one_without_the_full_list():
     )
 
 
+def brute_force_direction(scores, step, variance) -> int:
+    """App. A.2 from the definition: the sign of Σ sgn(prefix) · u(prefix) / log2(i) over the
+    cut points, sgn = +1 iff more than half of the prefix is positive (0 is not)."""
+    scores = np.asarray(scores, dtype=float)
+    total = 0.0
+    for k in range(step, scores.size, step):
+        if k > 1:
+            prefix = scores[:k]
+            if variance == "prefix":
+                utility = np.var(prefix)
+            else:
+                utility = np.mean((prefix - scores.mean()) ** 2)
+            sign = 1.0 if np.sum(prefix > 0) > k / 2 else -1.0
+            total += sign * utility / math.log2(k)
+    return 1 if total > 0 else -1
+
+
+def test_direction_and_signed_duo_follow_the_definition_under_their_options():
+    rng = np.random.default_rng(11)
+    lists = rng.choice([-2.0, -1.0, -0.5, 0.0, 0.0, 0.5, 1.0, 2.0], size=(300, 6))
+    seen = {"step": 0, "variance": 0, "zero": 0}
+    for scores in lists:
+        assert duo_direction(scores) == brute_force_direction(scores, 1, "prefix")  # defaults
+        for step, variance in itertools.product((1, 2), ("prefix", "global")):
+            expected = brute_force_direction(scores, step, variance)
+            assert duo_direction(scores, step=step, variance=variance) == expected
+            assert signed_duo(scores, step=step, variance=variance) == pytest.approx(
+                expected * brute_force_duo(scores, step, variance, False), abs=1e-12
+            )
+        seen["step"] += brute_force_direction(scores, 2, "prefix") != brute_force_direction(
+            scores, 1, "prefix"
+        )
+        seen["variance"] += brute_force_direction(scores, 1, "global") != brute_force_direction(
+            scores, 1, "prefix"
+        )
+        seen["zero"] += brute_force_direction(scores, 1, "prefix") != brute_force_direction(
+            np.where(scores == 0, 1e-9, scores), 1, "prefix"
+        )
+    assert min(seen.values()) > 0, seen  # each option changes some direction
+
+
 def test_orientation_signed_duo_passes_its_options_and_reads_zero_as_not_positive():
     scores = np.array([0.3, -1.2, 2.0, 0.1, -0.4, 1.1])
     for options in ({}, {"step": 2}, {"variance": "global"}, {"include_full": True}):
