@@ -421,8 +421,12 @@ def test_metric_lists_all_and_defaults():
     assert [str(r) for r in parse_metric_list("texfair@10, nfairr(tau=0,strict=true)")] == [
         "texfair@10", "nfairr(tau=0,strict=true)",
     ]  # fmt: skip
-    with pytest.raises(ValueError, match="has an empty item"):
-        parse_metric_list(",")
+    with pytest.raises(ValueError) as info:
+        parse_metric_list("nfairr,,texfair")
+    assert str(info.value) == (
+        "measure list 'nfairr,,texfair' has an empty item; expected comma-separated measures "
+        "like texfair@10,nfairr(tau=0)@5"
+    )
     with pytest.raises(ValueError, match="unknown parameter 'x' of texfair"):
         parse_metric_list("texfair(x=1)")
 
