@@ -223,8 +223,11 @@ def test_plain_file_named_gz_is_refused_as_by_every_reader(tmp_path):
 
 
 def test_empty_fifo_is_empty_not_judged_by_size(tmp_path):
-    with pytest.raises(InputError, match="the collection is empty"):
+    with pytest.raises(InputError) as info:
         read_via(tmp_path, b"", "fifo", workers=1)
+    assert str(info.value) == (
+        f"{tmp_path / 'c.fifo'}: the collection is empty; expected 'docid<TAB>text' lines"
+    )
 
 
 def test_gzip_through_a_fifo(tmp_path):
@@ -537,6 +540,10 @@ def test_iter_collection_stats_streams_blocks(tmp_path):
     assert len(blocks) > 5
     assert sum(len(b) for b in blocks) == 500
     assert np.vstack([b.group_counts for b in blocks]).sum(axis=0).tolist() == [500, 1000]
+    assert all(b.term_counts is None for b in blocks)  # unless asked for
+    assert read_collection_stats(path, LEX, workers=1).term_counts is None
+    with pytest.raises(InputError, match=r"runs for more than 10 bytes without a line end"):
+        list(iter_collection_stats(path, LEX, workers=1, max_line_bytes=10))
 
 
 def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
