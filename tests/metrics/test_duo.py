@@ -251,6 +251,8 @@ def test_direction_hand_example():
     # a half-positive prefix counts as -1 (as printed): [1, -1, 5] with cut point 2 only
     assert duo_direction([1.0, -1.0, 5.0]) == -1
     assert duo_direction([-1.0, 1.0, 5.0]) == -1
+    # DCV⁺ = 0 (every prefix variance 0) gives -1
+    assert duo_direction([2.0, 2.0, 2.0, 2.0]) == -1
 
 
 def test_orientation_signed_duo_uses_the_axis_orientation_only():

@@ -149,3 +149,12 @@ def test_bad_input():
         rbo(["a", "b"], ["a", "b", "c"], variant="min")
     with pytest.raises(ValueError, match="variant"):
         rbo(["a"], ["a"], variant="max")
+
+
+def test_a_list_that_is_not_a_ranking_is_refused_naming_it():
+    with pytest.raises(ValueError) as info:
+        rbo("abc", ["a", "b"])
+    assert str(info.value) == "a: expected a sequence of items, found a single string"
+    with pytest.raises(ValueError) as info:
+        rbo(["a", "b"], ["c", "d", "e", "d"])
+    assert str(info.value) == "b: expected unique items, found 'd' at positions 1 and 3"
