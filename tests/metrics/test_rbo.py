@@ -158,3 +158,17 @@ def test_a_list_that_is_not_a_ranking_is_refused_naming_it():
     with pytest.raises(ValueError) as info:
         rbo(["a", "b"], ["c", "d", "e", "d"])
     assert str(info.value) == "b: expected unique items, found 'd' at positions 1 and 3"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"p": 0.0}, "p: expected a persistence strictly between 0 and 1, found 0.0"),
+        ({"p": 1}, "p: expected a persistence strictly between 0 and 1, found 1"),
+        ({"variant": "max"}, "variant: expected 'ext', 'min' or 'res', found 'max'"),
+    ],
+)
+def test_parameters_out_of_their_range_are_refused_naming_them(options, message):
+    with pytest.raises(ValueError) as info:
+        rbo(["a"], ["b"], **options)
+    assert str(info.value) == message
