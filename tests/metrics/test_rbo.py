@@ -166,9 +166,16 @@ def test_a_list_that_is_not_a_ranking_is_refused_naming_it():
         ({"p": 0.0}, "p: expected a persistence strictly between 0 and 1, found 0.0"),
         ({"p": 1}, "p: expected a persistence strictly between 0 and 1, found 1"),
         ({"variant": "max"}, "variant: expected 'ext', 'min' or 'res', found 'max'"),
+        ({"depth": 0}, "depth: expected a positive integer, found 0"),
+        ({"depth": True}, "depth: expected a positive integer, found True"),
+        ({"depth": 2.0}, "depth: expected a positive integer, found 2.0"),
     ],
 )
 def test_parameters_out_of_their_range_are_refused_naming_them(options, message):
     with pytest.raises(ValueError) as info:
         rbo(["a"], ["b"], **options)
     assert str(info.value) == message
+
+
+def test_two_empty_lists_have_no_rbo():
+    assert math.isnan(rbo([], []))
