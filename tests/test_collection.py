@@ -505,6 +505,8 @@ class _SlowMirrorCorpus:
             raise TimeoutError("timed out")
         if docid == "edge":
             raise OSError("e" * 160)
+        if docid == "over":
+            raise OSError("o" * 161)
         return (docid, field)
 
 
@@ -531,6 +533,8 @@ def test_an_ir_datasets_corpus_passes_calls_through_and_names_a_failure_whole(mo
         corpus.lookup("slow")
     with pytest.raises(InputError, match=rf"\(OSError: {'e' * 160}\); expected"):
         corpus.lookup("edge")  # 160 characters are shown whole
+    with pytest.raises(InputError, match=rf"\(OSError: {'o' * 159}…\); expected"):
+        corpus.lookup("over")  # 161 are cut
 
 
 def test_iter_collection_stats_streams_blocks(tmp_path):
