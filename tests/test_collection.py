@@ -400,15 +400,27 @@ class _FailingStream(io.RawIOBase):
     def readable(self):
         return True
 
+    def __init__(self, error: OSError):
+        self.error = error
+
     def readinto(self, buffer):
-        raise OSError(errno.EIO, "Input/output error")
+        raise self.error
 
 
 def test_a_stream_that_fails_to_read_is_named_with_the_reason():
     with pytest.raises(InputError) as info:
-        list(stream_blocks(_FailingStream(), "c.tsv", False, 8))
+        list(
+            stream_blocks(
+                _FailingStream(OSError(errno.EIO, "Input/output error")), "c.tsv", False, 8
+            )
+        )
     assert str(info.value) == (
         "c.tsv: cannot be read (Input/output error); expected a readable docid<TAB>text file"
+    )
+    with pytest.raises(InputError) as info:  # an error without a description: its kind
+        list(stream_blocks(_FailingStream(ConnectionResetError()), "c.tsv", False, 8))
+    assert str(info.value) == (
+        "c.tsv: cannot be read (ConnectionResetError); expected a readable docid<TAB>text file"
     )
 
 
