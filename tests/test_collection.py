@@ -457,6 +457,7 @@ def test_pairs_are_refused_by_position_and_byte_offset(block_bytes):
     stats = read(("a", "She\tsaid\rhe"), ("b", "him\r\nher"))  # each break becomes a space
     assert stats.lengths.tolist() == [3, 2] and stats.group_counts.tolist() == [[1, 1], [1, 1]]
     assert stats.term_counts is None and read(("a", "she"), terms=True).term_counts.nnz == 1
+    assert stats_from_pairs([("a", "she")], LEX, "corpus").term_counts is None  # the default
     for docid in ("b\nc", "b\rc", "b\tc"):
         with pytest.raises(InputError) as info:
             read(("a", "she"), (docid, "he"))
@@ -471,6 +472,20 @@ def test_pairs_are_refused_by_position_and_byte_offset(block_bytes):
         "corpus:3: byte 0xed at byte offset 15 of the documents (byte 5 of the line) is not "
         "valid UTF-8; expected UTF-8 text"
     )
+
+
+def test_pairs_are_cut_into_blocks_of_whole_documents_at_their_offsets():
+    from rankbias.collection import _pair_blocks
+
+    pairs = [(f"d{i}", "she said") for i in range(10)]  # each line "dI\tshe said\n": 12 bytes
+    blocks = list(_pair_blocks(pairs, "corpus", 36))  # a block ends once it holds 36 bytes
+    assert [(len(block), offset) for block, offset, _ in blocks] == [
+        (36, 0), (36, 36), (36, 72), (12, 108)
+    ]  # fmt: skip
+    assert b"".join(block for block, _, _ in blocks) == b"".join(
+        f"{d}\t{t}\n".encode() for d, t in pairs
+    )
+    assert {where for _, _, where in blocks} == {"the documents"}
 
 
 class _FailingCorpus:
