@@ -666,7 +666,7 @@ def iter_documents(source: str | Path) -> Iterator[tuple[str, str]]:
 
 def _file_documents(source: _Source) -> Iterator[tuple[str, str]]:
     with source.handle:
-        raw = PrefixedStream(source.head, source.handle)
+        raw = PrefixedStream(source.head, source.handle) if source.head else source.handle
         number = 0
         for data, offset, where in stream_blocks(
             raw, source.label, source.kind == "gzip", DEFAULT_BLOCK_BYTES
