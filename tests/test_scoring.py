@@ -128,6 +128,7 @@ def test_missing_documents_error_and_neutral_option():
         "run 'run' names 2 document(s) absent from the collection (3 retrieved row(s))" in message
     )
     assert "x1, x2" in message
+    assert "missing='neutral'" in message
     frame = score_runs(run, stats_of(TEXTS), ["fairr", "rbdf", "rab_tc"], [3], missing="neutral")
     assert frame.attrs["missing_documents"] == {"run": 3}
     # q1: d1 ω = 0, x1 and x2 count as neutral -> FaiRR@3 = v2 + 0.5

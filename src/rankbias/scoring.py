@@ -193,7 +193,7 @@ def _ranked_rows(
         raise InputError(
             f"{role} {run.name!r} names {len(ids)} document(s) absent from the collection "
             f"({len(absent)} retrieved row(s)), e.g. {_some_ids(ids)}; expected every docid in the "
-            "collection (or missing='neutral' to count them as neutral, as the released code does)"
+            "collection, or missing='neutral' (--missing neutral) to count them as neutral"
         )
     matrix = pad_lists(run.offsets, rows, max(width, 1), fill=-1)
     return matrix, np.minimum(run.list_lengths, max(width, 1)), len(absent)

@@ -78,6 +78,7 @@ def test_missing_documents_are_an_error_or_counted(files, capsys):
     status, err = run_cli(args, capsys)
     assert status == 2
     assert "1 document(s) absent from the collection" in err and "d9" in err
+    assert "--missing neutral" in err
     status, err = run_cli([*args, "--missing", "neutral"], capsys)
     assert status == 0
     assert "1 retrieved document(s) absent from the collection, counted as neutral" in err
