@@ -72,14 +72,3 @@ def effectiveness(
     table.attrs["unretrieved"] = unretrieved
     return table
 
-
-def mean_effectiveness(table: pd.DataFrame) -> pd.DataFrame:
-    """System-level means (:func:`rankbias.scoring.mean_per_system`): one row per run, one
-    column per ``metric@cutoff``, in the order of the table."""
-    from rankbias.scoring import mean_per_system
-
-    means = mean_per_system(table, ("run", "metric", "cutoff"))
-    label = means["metric"] + means["cutoff"].map(lambda c: "" if pd.isna(c) else f"@{c}")
-    wide = means.assign(measure=label).pivot(index="run", columns="measure", values="value")
-    wide = wide.reindex(index=pd.unique(means["run"]), columns=pd.unique(label))
-    return wide.rename_axis(index="run", columns=None)
