@@ -622,6 +622,15 @@ def test_a_polarisation_table_is_aligned_by_its_ids_not_its_rows():
     pd.testing.assert_frame_equal(
         score_runs(run, None, ["duo"], [3], polarisation=shuffled), expected
     )
+    # the same scores as a mapping (qid, docid) -> score, or as numbers written as text
+    as_mapping = {(q, d): v for q, d, v in rows}
+    pd.testing.assert_frame_equal(
+        score_runs(run, None, ["duo"], [3], polarisation=as_mapping), expected
+    )
+    as_text = aligned.assign(score=aligned["score"].map(str))
+    pd.testing.assert_frame_equal(
+        score_runs(run, None, ["duo"], [3], polarisation=as_text), expected
+    )
 
 
 MEMBERSHIP_EXPECTED = (
@@ -657,6 +666,30 @@ MEMBERSHIP_EXPECTED = (
             InputError,
             "group_membership: lacks column(s) ['protected']; expected columns ['docid', "
             "'protected'], found ['docid', 'flag']",
+        ),
+        (
+            {"polarisation": pd.DataFrame({"docid": ["d1", "d2", "d1"], "score": [0.5, 0.1, 0.5]})},
+            InputError,
+            "polarisation: 'd1' is given twice; expected each once",
+        ),
+        (
+            {"polarisation": {"d1": 0.5, "d2": "high"}},
+            InputError,
+            "polarisation: 'd2' has score 'high'; expected a number",
+        ),
+        (
+            {
+                "qrels": pd.DataFrame(
+                    {"qid": ["q1", "q1"], "docid": ["d1"] * 2, "relevance": [1, 0]}
+                )
+            },
+            InputError,
+            "qrels: ('q1', 'd1') is given twice; expected each once",
+        ),
+        (
+            {"qrels": pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "relevance": ["yes"]})},
+            InputError,
+            "qrels: ('q1', 'd1') has relevance 'yes'; expected a number",
         ),
         ({"group_membership": [("d1", True)]}, TypeError, MEMBERSHIP_EXPECTED),
         (

@@ -71,4 +71,3 @@ def effectiveness(
     table["cutoff"] = table["cutoff"].astype("Int64")
     table.attrs["unretrieved"] = unretrieved
     return table
-

@@ -366,22 +366,34 @@ def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactua
     if stats is not None:
         supplied[Input.TERM_STATISTICS] = stats
     if qrels is not None:
-        frame = pd.DataFrame(qrels)
-        _require_columns(frame, ("qid", "docid", "relevance"), "qrels")
-        supplied[Input.RELEVANCE] = frame.set_index(["qid", "docid"])["relevance"]
+        supplied[Input.RELEVANCE] = _keyed_numbers(qrels, "relevance", "qrels", ["qid", "docid"])
     if polarisation is not None:
-        if isinstance(polarisation, pd.Series):
-            supplied[Input.POLARISATION] = polarisation.astype(float)
-        else:
-            frame = pd.DataFrame(polarisation)
-            keys = ["qid", "docid"] if "qid" in frame.columns else ["docid"]
-            _require_columns(frame, (*keys, "score"), "polarisation")
-            supplied[Input.POLARISATION] = frame.set_index(keys)["score"].astype(float)
+        supplied[Input.POLARISATION] = _keyed_numbers(polarisation, "score", "polarisation")
     if group_membership is not None:
         supplied[Input.GROUP_MEMBERSHIP] = _protected_flags(group_membership)
     if counterfactual is not None:
         supplied[Input.COUNTERFACTUAL_RUN] = counterfactual
     return supplied
+
+
+def _keyed_numbers(given, column: str, what: str, keys=None) -> pd.Series:
+    """``given`` by docid or (qid, docid) (a mapping, a series, or a table of ``keys`` and
+    ``column``) as floats; a key given twice or a value not a number is refused, naming it."""
+    if not isinstance(given, Mapping | pd.Series):
+        frame = pd.DataFrame(given)
+        keys = keys or (["qid", "docid"] if "qid" in frame.columns else ["docid"])
+        _require_columns(frame, (*keys, column), what)
+        given = frame.set_index(keys)[column]
+    given = pd.Series(given, dtype=object)
+    numbers = pd.to_numeric(given, errors="coerce").astype(float)
+    for wrong, found in (
+        (given.index.duplicated(), "is given twice; expected each once"),
+        (numbers.isna() & given.notna(), "has {column} {value!r}; expected a number"),
+    ):
+        if wrong.any():
+            key, value = given.index[wrong][0], given[wrong].iloc[0]
+            raise InputError(f"{what}: {key!r} " + found.format(column=column, value=value))
+    return numbers
 
 
 def _protected_flags(membership) -> pd.Series:
