@@ -304,10 +304,6 @@ class SubstitutionReport:
     swaps_per_passage: np.ndarray
     irregular_case: int
 
-    def by_term(self) -> pd.Series:
-        """Swaps per source term, most frequent first."""
-        return self.swaps.groupby("source")["count"].sum().sort_values(ascending=False)
-
 
 def substitute_collection(
     collection: pd.DataFrame, substitution: Substitution | None = None
