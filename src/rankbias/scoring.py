@@ -493,7 +493,7 @@ def score_runs(
         if entry.parameters.get("background") == "run" and not isinstance(background, Run):
             raise InputError(
                 f"measure {entry.request} reads a background run, which was not supplied; "
-                "expected background=<Run>"
+                "expected background=<Run> (--background RUN)"
             )
     if aggregates is None:
         aggregates = collection_aggregates(plan, stats)

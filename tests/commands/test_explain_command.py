@@ -74,6 +74,11 @@ def test_explain_writes_a_row_per_document_that_adds_up_to_score(tmp_path, capsy
         (["--qid", "nope", "--metrics", "nfairr@10"], "--qid nope: not a query of the run"),
         (["--qid", "q0007", "--metrics", "nfairr"], "expected a cut-off"),
         (["--qid", "q0007", "--metrics", "duo@10"], "explain covers RaB, ARaB"),
+        (
+            ["--qid", "q0007", "--metrics", "nfairr(background=run)@10"],
+            "reads a background run, which was not supplied; expected background=<Run> "
+            "(--background RUN)",
+        ),
         (["--qid", "q0007", "--metrics", "nfairr@10", "--engine", "dask"], "--engine dask"),
         (["--qid", "q0007", "--metrics", "nfairr@10", "--plot", "x.pdf"], "--plot"),
     ],
@@ -83,3 +88,26 @@ def test_bad_requests_are_refused_naming_the_option(tmp_path, capsys, extra, mes
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "explained.csv").exists()
+
+
+def test_a_background_run_is_read_for_the_measures_that_take_one(tmp_path, capsys):
+    """``nfairr(background=run)`` with ``--background`` (here the first three documents of each
+    list, fewer than the cut-off): the contributions add up to the value ``rankbias score`` gives
+    with the same background, which differs from the value against the collection."""
+    rows = (TESTBED / "runs" / "bm25.run").read_text().splitlines()
+    background = tmp_path / "top3.run"
+    background.write_text("".join(f"{r}\n" for r in rows if int(r.split()[3]) <= 3))
+    request = ["--qid", "q0007", "--metrics", "nfairr(background=run)@10,nfairr@10"]
+    assert main(["-q", *base(tmp_path, *request, "--background", str(background))]) == 0
+    explained = pd.read_csv(tmp_path / "explained.csv").groupby("metric")["contribution"].sum()
+    scores = tmp_path / "scores.csv"
+    args = ["-q", "score", "--collection", str(TESTBED / "collection.tsv"), "--terms", "default",
+            "--run", str(TESTBED / "runs" / "bm25.run"), "--background", str(background),
+            "--metrics", "nfairr@10,nfairr(background=collection)@10",
+            "--out", str(scores)]  # fmt: skip
+    assert main(args) == 0
+    scored = pd.read_csv(scores, dtype={"qid": str}).set_index(["qid", "metric"])["value"]
+    on_run, on_collection = scored["q0007", "nfairr(background=run)"], scored["q0007", "nfairr"]
+    assert explained["nfairr(background=run)"] == pytest.approx(on_run, abs=1e-9)
+    assert explained["nfairr"] == pytest.approx(on_collection, abs=1e-9)
+    assert abs(on_run - on_collection) > 0.01

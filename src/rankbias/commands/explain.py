@@ -35,6 +35,9 @@ def register(subparsers) -> None:
     add_collection_arguments(parser)
     parser.add_argument("--run", required=True, type=input_file, help="a TREC run file")
     parser.add_argument("--qid", required=True, action="append", help="a query of the run")
+    parser.add_argument(
+        "--background", type=input_file, metavar="RUN", help="the background run of background=run"
+    )
     parser.add_argument("--metrics", required=True, help="measures with cut-offs: nfairr@10,…")
     parser.add_argument("--out", required=True, help="the table (.csv, .tsv, .parquet, …)")
     parser.add_argument(
@@ -63,13 +66,14 @@ def run_explain(args) -> int:
 
     if check_engine_arguments(args.engine, args.scheduler):
         raise InputError("--engine dask: explain reads the collection on this machine only")
-    inputs = [args.collection, args.terms, args.run]
+    inputs = [args.collection, args.terms, args.run, args.background]
     out = check_output(args.out, inputs=inputs)
     plot = (
         check_output(args.plot, inputs=inputs, option="--plot", table=False) if args.plot else None
     )
     metrics = split_measure_list(args.metrics)
     run = read_run(args.run)
+    background = read_run(args.background) if args.background else "collection"
     unknown = [qid for qid in args.qid if qid not in set(run.qids)]
     if unknown:
         raise InputError(f"--qid {', '.join(unknown)}: not a query of the run {args.run}")
@@ -81,7 +85,7 @@ def run_explain(args) -> int:
         wanted(args),
     )
     try:
-        table = explain(run, stats, args.qid, metrics, args.permutations, args.seed)
+        table = explain(run, stats, args.qid, metrics, args.permutations, args.seed, background)
     except ValueError as exc:
         raise InputError(f"--metrics {args.metrics}: {exc}") from None
     write_table(out, table)
