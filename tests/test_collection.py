@@ -449,6 +449,41 @@ def test_pairs_follow_the_same_rules():
         stats_from_pairs([("a", "she"), ("b", "he"), ("a", "x")], LEX, "corpus", workers=1)
 
 
+def test_pairs_without_a_document_are_an_empty_collection():
+    with pytest.raises(InputError) as info:
+        stats_from_pairs([], LEX, "corpus", workers=1)
+    assert str(info.value) == "corpus: the collection is empty"
+
+
+@pytest.mark.parametrize("workers", [1, 3, None])
+def test_workers_is_the_number_of_counting_threads(tmp_path, monkeypatch, workers):
+    """``workers`` threads count the blocks (one: the calling thread, no pool); by default, one
+    per core; through every reader."""
+    import rankbias.collection as module
+
+    pools = []
+
+    class Recording(module.ThreadPoolExecutor):
+        def __init__(self, max_workers, **kwargs):
+            pools.append(max_workers)
+            super().__init__(max_workers, **kwargs)
+
+    monkeypatch.setattr(module, "ThreadPoolExecutor", Recording)
+    pairs = [(f"d{i}", f"she said {i}") for i in range(40)]
+    path = tmp_path / "c.tsv"
+    path.write_text("".join(f"{docid}\t{text}\n" for docid, text in pairs))
+    threads = workers or os.cpu_count() or 1
+    expected = [threads] if threads > 1 else []
+    for count in (
+        lambda: read_collection_stats(path, LEX, workers=workers, block_bytes=64),
+        lambda: list(iter_collection_stats(path, LEX, workers=workers, block_bytes=64)),
+        lambda: stats_from_pairs(pairs, LEX, "corpus", workers=workers, block_bytes=64),
+    ):
+        pools.clear()
+        assert len(count()) > 0
+        assert pools == expected
+
+
 @pytest.mark.parametrize("block_bytes", [1, 1 << 20], ids=["a block per document", "one block"])
 def test_pairs_are_refused_by_position_and_byte_offset(block_bytes):
     def read(*pairs, terms=False):
