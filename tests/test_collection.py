@@ -7,6 +7,7 @@ read as a plain file, as a gzip file and through a FIFO (a stream that cannot se
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import io
@@ -610,6 +611,60 @@ def test_iter_collection_stats_streams_blocks(tmp_path):
     assert read_collection_stats(path, LEX, workers=1).term_counts is None
     with pytest.raises(InputError, match=r"runs for more than 10 bytes without a line end"):
         list(iter_collection_stats(path, LEX, workers=1, max_line_bytes=10))
+
+
+def documents_read(path: Path, data: bytes, kind: str, limit: int, block_bytes=1 << 20) -> int:
+    """How many documents ``iter_collection_stats`` reads from ``data`` at ``path`` (a plain
+    file, gzip file or FIFO) under ``max_line_bytes=limit``."""
+
+    def count() -> int:
+        blocks = iter_collection_stats(
+            path, LEX, workers=1, block_bytes=block_bytes, max_line_bytes=limit
+        )
+        return sum(len(block) for block in blocks)
+
+    if kind != "fifo":
+        write(path, data, kind)
+        return count()
+    os.mkfifo(path)
+
+    def feed() -> None:  # the reader may stop reading at a refused line before the end
+        with contextlib.suppress(BrokenPipeError):
+            path.write_bytes(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        return count()
+    finally:
+        writer.join(timeout=10)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path, kind):
+    """``max_line_bytes=40``: a 40-byte line (line end not counted) is read, first or not, and
+    so are many short lines ended by CR alone; a 41-byte line is refused, naming the byte where
+    it starts, on every reader (a file is read in ranges, gzip and FIFOs as streams)."""
+    short, exact, over = b"d1\tshe he\n", b"d2\t" + b"x" * 37 + b"\n", b"d2\t" + b"x" * 38 + b"\n"
+    assert documents_read(tmp_path / "a", short + exact + b"d3\the\n", kind, 40) == 3
+    assert documents_read(tmp_path / "b", exact, kind, 40) == 1
+    only_cr = b"".join(b"d%d\tshe\r" % i for i in range(10))
+    assert documents_read(tmp_path / "c", only_cr, kind, 40) == 10
+    long = b"d2\t" + b"x" * 100 + b"\n"  # read in blocks of 16 bytes: found between blocks
+    for name, data, start, block_bytes in (
+        ("d", over + short, 0, 1 << 20),
+        ("e", short + over, len(short), 1 << 20),
+        ("f", short + long, len(short), 16),
+        # longer than a 64 KiB look-ahead for the next cut: refused while the file is cut
+        ("g", short + b"d2\t" + b"x" * 70_000 + b"\n", 16 if kind == "plain" else len(short), 16),
+    ):
+        with pytest.raises(InputError) as info:
+            documents_read(tmp_path / name, data, kind, 40, block_bytes)
+        assert str(info.value) == (
+            f"{tmp_path / name}: the line that starts near byte {start} runs for more than 40 "
+            "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets the "
+            "limit)"
+        )
 
 
 def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
