@@ -456,7 +456,7 @@ def test_pairs_without_a_document_are_an_empty_collection():
     assert str(info.value) == "corpus: the collection is empty"
 
 
-@pytest.mark.parametrize("workers", [1, 3, None])
+@pytest.mark.parametrize("workers", [1, 2, 3, None])
 def test_workers_is_the_number_of_counting_threads(tmp_path, monkeypatch, workers):
     """``workers`` threads count the blocks (one: the calling thread, no pool); by default, one
     per core; through every reader."""
@@ -665,6 +665,100 @@ def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path,
             "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets the "
             "limit)"
         )
+
+
+def test_an_endless_stream_is_refused_at_its_first_overlong_line_without_waiting_for_its_end(
+    tmp_path,
+):
+    """A FIFO whose writer sends 200 kB without a line end and then keeps it open: refused
+    under ``max_line_bytes=40`` once the first blocks have come (read in blocks of 64 bytes
+    here), never read to its end first."""
+    path = tmp_path / "endless.fifo"
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), open(path, "wb") as handle:
+            handle.write(b"d1\t" + b"x" * 200_000)
+            handle.flush()
+            done.wait(timeout=10)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(InputError, match="runs for more than 40 bytes without a line end"):
+            list(iter_collection_stats(path, LEX, workers=1, block_bytes=64, max_line_bytes=40))
+        assert time.monotonic() - started < 5
+    finally:
+        done.set()
+        writer.join(timeout=10)
+
+
+def test_a_collection_that_cannot_be_opened_or_read_is_named_with_the_reason(tmp_path):
+    """The system's reason, whole, when the path cannot be looked up (a symbolic link to
+    itself), opened (a socket) or read (``/proc/self/mem``: its first bytes are an I/O error);
+    a ``.gz`` name on content that is not gzip is refused before any reading."""
+    import socket
+    import tempfile
+
+    loop = tmp_path / "loop.tsv"
+    loop.symlink_to(loop)
+    with tempfile.TemporaryDirectory(dir="/tmp") as short:  # a socket path has ~100 bytes
+        sock = Path(short) / "c.sock"
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(sock))
+        cases = [(loop, "Too many levels of symbolic links"), (sock, "No such device or address")]
+        if Path("/proc/self/mem").exists():
+            cases.append((Path("/proc/self/mem"), "Input/output error"))
+        try:
+            for path, reason in cases:
+                with pytest.raises(InputError) as info:
+                    read_collection_stats(path, LEX, workers=1)
+                assert str(info.value) == (
+                    f"{path}: cannot be read ({reason}); expected a readable docid<TAB>text file"
+                )
+        finally:
+            listener.close()
+    named = tmp_path / "c.tsv.gz"
+    named.write_bytes(b"d1\tshe\n")
+    with pytest.raises(InputError) as info:
+        read_collection_stats(named, LEX, workers=1)
+    assert str(info.value) == (
+        f"{named}: the name ends in '.gz' but the content is not gzip-compressed (first bytes "
+        "b'd1'); expected a gzip-compressed collection, or rename the file"
+    )
+
+
+def test_at_most_twice_workers_tasks_are_in_flight_and_closing_cancels_the_rest():
+    """The thread pool of the readers holds at most ``2 × workers`` tasks; closing the results
+    early cancels the queued ones and waits for the running ones (none runs after)."""
+    from rankbias.collection import _ordered
+
+    pulled, executed = [], []
+
+    def tasks(n):
+        for i in range(n):
+            pulled.append(i)
+            yield (i,)
+
+    results = _ordered(lambda i: i, tasks(20), 3)
+    assert next(results) == 0 and len(pulled) == 6
+    assert list(results) == list(range(1, 20))
+
+    def slow(i):
+        time.sleep(0.01 if i == 0 else 1.0)
+        executed.append(i)
+        return i
+
+    pulled.clear()
+    results = _ordered(slow, tasks(20), 2)
+    assert next(results) == 0 and len(pulled) == 4
+    results.close()  # task 1 runs (till 1 s), task 2 runs or is queued, task 3 is queued
+    ran = sorted(executed)
+    assert 1 in ran and 3 not in ran  # closing waited for task 1 and cancelled task 3
+    time.sleep(0.05)
+    assert sorted(executed) == ran
 
 
 def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
