@@ -437,6 +437,22 @@ def test_block_error_carries_the_line_in_block_and_the_offset():
     assert (again.line_in_block, again.byte_offset, str(again)) == (2, 112, str(err))
 
 
+def test_a_line_the_scanner_leaves_to_python_is_checked_and_counted_term_by_term():
+    """A non-ASCII docid sends its line to the exact path: a bad one is refused at its own line
+    and byte offset; a good one gets the same per-term counts as under an ASCII docid."""
+    matcher = TermMatcher(LEX, "default")
+    with pytest.raises(BlockError) as info:
+        count_block(b"d1\tshe\nn\xc2\xba2\t \n", 100, matcher, per_term=False)
+    assert (info.value.line_in_block, info.value.byte_offset) == (1, 107)
+    assert info.value.message.startswith("document 'nº2' has no text")
+    block = count_block("d1\tshe her he\nnº2\tshe her he\n".encode(), 0, matcher, per_term=True)
+    stats = block.stats(matcher)
+    assert stats.docids.tolist() == ["d1", "nº2"]
+    counts = dict(zip(stats.terms, stats.term_counts.toarray()[1].tolist(), strict=True))
+    assert counts == {"her": 1, "señora": 0, "she": 1, "he": 1, "him": 0}
+    assert stats.term_counts.toarray()[0].tolist() == stats.term_counts.toarray()[1].tolist()
+
+
 # ---- iterators and ir_datasets ---------------------------------------------------------------
 def test_pairs_follow_the_same_rules():
     stats = stats_from_pairs([("a", "She\tsaid\nhe"), ("b", "him")], LEX, "corpus", workers=1)
