@@ -242,8 +242,8 @@ def count_block(
             exact_lengths, exact_counts = again.lengths, again.group_counts
             exact_term_counts = again.term_counts
         else:  # a term with \v, \f or \x1c-\x1f (whitespace tokeniser): counted in Python
-            lowered = [t.decode("utf-8").rstrip().lower() for t in texts]
-            exact_lengths, exact_counts, exact_term_counts = matcher.count(lowered, per_term)
+            decoded = [t.decode("utf-8").rstrip() for t in texts]  # tokenize lower-cases
+            exact_lengths, exact_counts, exact_term_counts = matcher.count(decoded, per_term)
         lengths[exact_rows] = exact_lengths
         counts[exact_rows] = exact_counts
     if status != kernel.STATUS_OK:
