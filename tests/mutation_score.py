@@ -3,10 +3,10 @@
 Reads mutmut's per-file records ``mutants/src/**/*.py.meta`` (mutant → test exit code) and
 prints, for each area (``metrics/``, ``analysis/`` and each other mutated module), the killed
 mutants over the mutants tested, then the survivors, time-outs and mutants no test reaches.
-A mutant is killed when a test fails on it (exit code 1, or 3 for an error inside pytest).  The
-score is killed over every mutant checked: a time-out (the tests ran out of their CPU-time
-budget) and a mutant no test reaches count against it; mutants not checked yet (a run filtered
-to some areas, or interrupted) are listed apart and left out.
+A mutant is killed when a test fails on it (exit code 1, or 3 for an error inside pytest, or
+the tests' process crashes).  The score is killed over every mutant checked: a time-out (the
+tests ran out of their CPU-time budget) and a mutant no test reaches count against it; mutants
+not checked yet (a run filtered to some areas, or interrupted) are listed apart and left out.
 
 Equivalent mutants: a surviving mutant listed in ``mutation_equivalents.tsv`` (beside this file)
 with the change it makes and why no test can tell it from the code (``"UTF-8"`` for
@@ -28,9 +28,11 @@ from collections import Counter
 from pathlib import Path
 
 #: mutmut 3's exit codes (mutmut.stats.status_by_exit_code) folded into the reported classes
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-          36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-          None: "not checked"}  # fmt: skip
+#: plus -11: the tests' process crashed (SIGSEGV: a mutant that hands the compiled scanner a bad
+#: array), which detects the mutant as surely as a failing test
+STATUS = {1: "killed", 3: "killed", -11: "killed", 0: "survived", 5: "no tests", 33: "no tests",
+          34: "skipped", 36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout",
+          255: "timeout", None: "not checked"}  # fmt: skip
 COLUMNS = ("killed", "survived", "equivalent", "timeout", "no tests", "not checked", "other")
 EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.tsv")
 
