@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import re
 from collections import Counter
@@ -117,6 +118,14 @@ def test_log_tf_sums_by_hand():
     np.testing.assert_allclose(stats.log_tf_sums(), [[np.log(3), 0.0], [0.0, 0.0]])
     with pytest.raises(ValueError, match=r"^per-term counts were not computed; pass per_term=True"):
         document_stats(["she"], LEX).log_tf_sums()
+    # a group none of whose terms is kept (a subsampled word list) keeps its column, of zeros
+    only_female = dataclasses.replace(
+        stats,
+        terms=("she",),
+        term_group=np.array([0]),
+        term_counts=stats.term_counts[:, [stats.terms.index("she")]],
+    )
+    np.testing.assert_allclose(only_female.log_tf_sums(), [[np.log(3), 0.0], [0.0, 0.0]])
 
 
 def test_unmatchable_terms_reported():
