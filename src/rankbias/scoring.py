@@ -384,7 +384,7 @@ def _keyed_numbers(given, column: str, what: str, keys=None) -> pd.Series:
         keys = keys or (["qid", "docid"] if "qid" in frame.columns else ["docid"])
         _require_columns(frame, (*keys, column), what)
         given = frame.set_index(keys)[column]
-    given = pd.Series(given, dtype=object)
+    given = pd.Series(given)
     numbers = pd.to_numeric(given, errors="coerce").astype(float)
     for wrong, found in (
         (given.index.duplicated(), "is given twice; expected each once"),
