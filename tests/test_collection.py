@@ -783,12 +783,16 @@ def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
     warning says, with the reference's numbers, a non-ASCII docid included."""
     lexicon = Lexicon.from_mapping({"a\x0bb": "f", "straße": "m", "he": "m"})
     path = tmp_path / "c.tsv"
-    path.write_text("d1\tA\x0bB he  STRAẞE\x0b\nnº2\ta\x0bb. he\n", encoding="utf-8")
+    path.write_text(
+        "d1\tA\x0bB he  STRAẞE\x0b\nnº2\ta\x0bb. he\nd3\ta\x0bb he he\n", encoding="utf-8"
+    )  # d3 is all ASCII: the scanner would count it, wrongly (\v splits its tokens)
     with pytest.warns(UserWarning, match="every line is counted in Python"):
-        stats = read_collection_stats(path, lexicon, tokenizer="whitespace")
+        stats = read_collection_stats(path, lexicon, tokenizer="whitespace", per_term=True)
     # d1: "a\x0bb he  straße" (rstrip takes the last \x0b): a\x0bb | he | "" | straße
-    assert stats.docids.tolist() == ["d1", "nº2"] and stats.lengths.tolist() == [4, 2]
-    assert stats.group_counts.tolist() == [[1, 2], [0, 1]]
+    assert stats.docids.tolist() == ["d1", "nº2", "d3"] and stats.lengths.tolist() == [4, 2, 3]
+    assert stats.group_counts.tolist() == [[1, 2], [0, 1], [1, 2]]
+    assert stats.terms == ("a\x0bb", "he", "straße") and stats.term_counts.dtype == np.int64
+    assert stats.term_counts.toarray().tolist() == [[1, 1, 1], [0, 1, 0], [1, 2, 0]]
 
 
 @settings(max_examples=200, deadline=None)
