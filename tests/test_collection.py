@@ -683,6 +683,34 @@ def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path,
         )
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+def test_a_file_cut_into_ranges_anywhere_gives_the_same_statistics(tmp_path, end):
+    """A regular file is cut into line-aligned ranges of about ``block_bytes``: every size from
+    1 to 40 bytes (cuts inside CRLF pairs and next to them) gives the statistics of one range;
+    a CRLF pair split by the 64 KiB look-ahead window is one line break; a cut searched for
+    beyond half the line limit is no error."""
+    lines = [b"d%d\t%s" % (i, b" ".join([b"she", b"he", b"x" * (i % 5)])) for i in range(12)]
+    path = tmp_path / "c.tsv"
+    path.write_bytes(end.join(lines) + end)
+    whole = read_collection_stats(path, LEX, workers=1)
+    for block_bytes in range(1, 41):
+        parts = list(iter_collection_stats(path, LEX, workers=1, block_bytes=block_bytes))
+        assert [d for p in parts for d in p.docids] == whole.docids.tolist()
+        assert np.vstack([p.group_counts for p in parts]).tolist() == whole.group_counts.tolist()
+    within = iter_collection_stats(path, LEX, workers=1, block_bytes=30, max_line_bytes=40)
+    assert sum(len(p) for p in within) == 12
+    # longer than the look-ahead window: every break is found, none is a long line
+    many = tmp_path / "many.tsv"
+    many.write_bytes(b"".join(b"d%d\tshe%s" % (i, end) for i in range(8_000)))
+    within = iter_collection_stats(many, LEX, workers=1, block_bytes=4096, max_line_bytes=40)
+    assert sum(len(p) for p in within) == 8_000
+    # the window of the cut searched for from byte 16 ends on the CR of a CRLF pair
+    long = tmp_path / "long.tsv"
+    long.write_bytes(b"d1\t" + b"x" * (16 + 65_532) + b"\r\nd2\tshe\r\n")
+    parts = list(iter_collection_stats(long, LEX, workers=1, block_bytes=16))
+    assert [d for p in parts for d in p.docids] == ["d1", "d2"]
+
+
 def test_an_endless_stream_is_refused_at_its_first_overlong_line_without_waiting_for_its_end(
     tmp_path,
 ):
