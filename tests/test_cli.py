@@ -714,21 +714,24 @@ def test_an_offline_ir_datasets_id_is_one_line(files, tmp_path, capsys, monkeypa
     assert not (tmp_path / "o.csv").exists()
 
 
+@pytest.mark.parametrize("change", ["truncated", "removed"])
 @pytest.mark.parametrize("command_name", ["stats", "score"])
 def test_a_collection_changed_while_it_is_read_is_refused(
-    files, tmp_path, big, capsys, monkeypatch, command_name
+    files, tmp_path, big, capsys, monkeypatch, command_name, change
 ):
     """The local engine records the collection's identity when it starts and checks it after
-    every block and at the end: a file truncated while it is read gives an error and no
-    output, never a partial table with exit 0."""
+    every block and at the end: a file truncated or removed while it is read gives an error
+    and no output, never a partial table with exit 0."""
     from rankbias import collection
 
     original = collection.iter_blocks
 
     def truncate_after_the_first(blocks):
         for index, block in enumerate(blocks):
-            if index == 0:
+            if index == 0 and change == "truncated":
                 os.truncate(big, big.stat().st_size // 2)
+            elif index == 0:
+                os.unlink(big)
             yield block
 
     def truncating(*args, **kwargs):
@@ -741,7 +744,7 @@ def test_a_collection_changed_while_it_is_read_is_refused(
     if command_name == "score":
         args += ["--run", files["run"], "--missing", "neutral"]
     status, err = run_main([*args, "--out", out], capsys)
-    assert status == 2 and f"{big}: the file changed while it was read" in err
+    assert status == 2 and f"{big}: the file changed while it was read (removed, replaced" in err
     assert not out.exists() and hidden_temporaries(tmp_path) == []
 
 

@@ -192,19 +192,21 @@ def test_a_repeated_docid_is_found_with_any_line_end(tmp_path, capsys, on_cluste
     assert not out.exists()
 
 
+@pytest.mark.parametrize("change", ["replaced", "removed"])
 def test_a_collection_replaced_while_it_is_read_is_refused(
-    tmp_path, capsys, on_cluster, small_partitions, monkeypatch
+    tmp_path, capsys, on_cluster, small_partitions, monkeypatch, change
 ):
     """Workers open the path once per partition: a file renamed over the collection between
-    two partitions would mix the two files; it is refused, and nothing is written."""
+    two partitions would mix the two files; it is refused, and nothing is written.  A file
+    removed meanwhile is the same fault, not a path the workers cannot see."""
     path = generated_collection(tmp_path / "c.tsv", 2000)
     replacement = generated_collection(tmp_path / "new.tsv", 2000, seed=8)
     original = engine._ordered_results
 
     def replace_after_the_first(*args, **kwargs):
         for index, result in enumerate(original(*args, **kwargs)):
-            if index == 0:  # the first partition is counted: mv new.tsv c.tsv
-                os.replace(replacement, path)
+            if index == 0:  # the first partition is counted: mv new.tsv c.tsv, or rm c.tsv
+                os.replace(replacement, path) if change == "replaced" else path.unlink()
             yield result
 
     monkeypatch.setattr(engine, "_ordered_results", replace_after_the_first)
@@ -213,7 +215,7 @@ def test_a_collection_replaced_while_it_is_read_is_refused(
         ["stats", "--collection", str(path), "--terms", "default", "--engine", "dask",
          "--out", str(out)], capsys,
     )  # fmt: skip
-    assert status == 2 and "c.tsv: the file changed while it was read" in err
+    assert status == 2 and "c.tsv: the file changed while it was read (removed, replaced" in err
     assert "Traceback" not in err and not out.exists()
 
 

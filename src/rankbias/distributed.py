@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rankbias.errors import InputError
+from rankbias.inputs import BOM, GZIP_MAGIC, file_identity, same_file
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
     import pandas as pd
@@ -228,8 +229,6 @@ def identity(location: str) -> tuple | None:
         fs, path = fsspec.core.url_to_fs(location)
         info = fs.info(path)
         return (info.get("size"), str(info.get("mtime") or info.get("LastModified") or ""))
-    from rankbias.inputs import file_identity
-
     return file_identity(location)
 
 
@@ -294,7 +293,6 @@ def plan_partitions(
     per each of ``threads`` worker threads, within the bounds.  ``label`` names the file in
     messages (default: ``location``)."""
     from rankbias.collection import range_cuts
-    from rankbias.inputs import GZIP_MAGIC
 
     with _open_raw(location) as handle:
         if handle.read(2) == GZIP_MAGIC:
@@ -329,7 +327,6 @@ def count_byte_range(
     line counted from ``start``; messages name ``label`` (default: ``location``).
     """
     from rankbias import collection as c
-    from rankbias.inputs import BOM, file_identity
     from rankbias.text import TermMatcher
 
     matcher = TermMatcher(lexicon, tokenizer)
@@ -405,7 +402,7 @@ def iter_blocks_on_dask(
         ) as results:
             for blocks in results:
                 yield from blocks
-        if identity(location) != started:  # before the repeated docids are confirmed
+        if not same_file(identity, location, started):  # before repeated docids are confirmed
             raise FileChangedError(location)
 
     def docid_at(lines):
@@ -413,12 +410,13 @@ def iter_blocks_on_dask(
 
     try:
         yield from checked_blocks(counted(), label, docid_at)
-    except FileChangedError:
-        raise InputError(
-            f"{label}: the file changed while it was read (replaced, rewritten or truncated); "
-            "nothing was written; expected a collection that stays unchanged during the command"
-        ) from None
     except OSError as exc:
+        if isinstance(exc, FileChangedError) or not same_file(identity, location, started):
+            raise InputError(
+                f"{label}: the file changed while it was read (removed, replaced, rewritten or "
+                "truncated); nothing was written; expected a collection that stays unchanged "
+                "during the command"
+            ) from None
         raise InputError(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
             "worker can see (a shared file system) or an fsspec URL"

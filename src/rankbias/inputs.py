@@ -314,12 +314,21 @@ def file_identity(path: str | os.PathLike | int) -> tuple | None:
     return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
+def same_file(identity, path, started: tuple) -> bool:
+    """Whether ``identity(path)`` is still ``started`` (a removed file is not)."""
+    try:
+        return identity(path) == started
+    except FileNotFoundError:
+        return False
+
+
 def check_unchanged(path: str | os.PathLike, started: tuple | None) -> None:
     """An :class:`InputError` naming ``path`` if it is no longer the file it was when
-    :func:`file_identity` gave ``started`` (replaced, rewritten or truncated)."""
-    if started is not None and file_identity(path) != started:
+    :func:`file_identity` gave ``started`` (removed, replaced, rewritten or truncated)."""
+    if started is not None and not same_file(file_identity, path, started):
         raise InputError(
-            f"{path}: the file changed while it was read (replaced, rewritten or truncated); "
+            f"{path}: the file changed while it was read (removed, replaced, rewritten or "
+            "truncated); "
             "nothing was written; expected a file that stays unchanged during the command"
         )
 
