@@ -37,7 +37,7 @@ import numpy as np
 
 from rankbias.metrics.validation import check_choice
 
-__all__ = ["rkl", "rkl_max", "rkl_min", "rkl_raw", "rnd", "rnd_max", "rnd_min", "rnd_raw"]
+__all__ = ["rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"]
 
 Discount = Literal["log2(i+1)", "log2(i)"]
 Smoothing = Literal["none", "fairrank"]
@@ -171,25 +171,6 @@ def rkl_max(
 ) -> float:
     """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
     return _extreme(_kl, n_items, n_protected, step, discount, kl_smoothing, True)
-
-
-def rnd_min(
-    n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
-) -> float:
-    """Exact minimum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme(_nd, n_items, n_protected, step, discount, "none", False)
-
-
-def rkl_min(
-    n_items: int,
-    n_protected: int,
-    *,
-    step: int = 1,
-    discount: Discount = "log2(i+1)",
-    kl_smoothing: Smoothing = "none",
-) -> float:
-    """Exact minimum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme(_kl, n_items, n_protected, step, discount, kl_smoothing, False)
 
 
 def _normalised(u, protected, step, discount, smoothing, normalisation) -> float:
