@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from rankbias.metrics.rank_fairness import rkl, rkl_max, rkl_raw, rnd, rnd_max, rnd_raw
+from rankbias.metrics.rank_fairness import rkl, rkl_raw, rnd, rnd_raw
 
 
 def brute_utility(measure, share, overall, smoothing="none"):
@@ -61,19 +61,20 @@ SETTINGS = [
 def test_exact_maximum_equals_brute_force_and_extremes_score_one_and_at_least_zero(
     n, p, step, discount
 ):
-    for measure, raw, normalised, maximum in (
-        ("rND", rnd_raw, rnd, rnd_max),
-        ("rKL", rkl_raw, rkl, rkl_max),
-    ):
+    for measure, raw, normalised in (("rND", rnd_raw, rnd), ("rKL", rkl_raw, rkl)):
         values = {
             tuple(flags): brute_raw(measure, flags, step, discount) for flags in arrangements(n, p)
         }
         best = max(values.values())
-        assert maximum(n, p, step=step, discount=discount) == pytest.approx(best, abs=1e-12)
         for flags, value in values.items():
             assert raw(list(flags), step=step, discount=discount) == pytest.approx(value, abs=1e-12)
         if best == 0:
+            for flags in values:
+                assert math.isnan(normalised(list(flags), step=step, discount=discount))
             continue
+        for flags, value in values.items():  # the exact maximum is the normaliser
+            got = normalised(list(flags), step=step, discount=discount)
+            assert got == pytest.approx(value / best, abs=1e-12)
         most_unfair = max(values, key=values.get)
         fairest = min(values, key=values.get)
         assert normalised(list(most_unfair), step=step, discount=discount) == 1.0
@@ -86,10 +87,14 @@ def test_exact_maximum_equals_brute_force_and_extremes_score_one_and_at_least_ze
 def test_fairrank_smoothing_maximum_equals_brute_force():
     for n in range(2, 8):
         for p in range(1, n):
-            values = [
-                brute_raw("rKL", flags, 1, "log2(i+1)", "fairrank") for flags in arrangements(n, p)
-            ]
-            assert rkl_max(n, p, kl_smoothing="fairrank") == pytest.approx(max(values), abs=1e-12)
+            values = {
+                tuple(flags): brute_raw("rKL", flags, 1, "log2(i+1)", "fairrank")
+                for flags in arrangements(n, p)
+            }
+            best = max(values.values())
+            for flags, value in values.items():
+                got = rkl(list(flags), kl_smoothing="fairrank")
+                assert got == pytest.approx(value / best, abs=1e-12)
 
 
 def test_rnd_hand_example():
@@ -98,7 +103,7 @@ def test_rnd_hand_example():
     unfair = 0.5 + 0.5 / math.log2(3) + 1 / 12
     alternating = 0.5 + 1 / 12
     assert rnd_raw([1, 1, 0, 0]) == pytest.approx(unfair, abs=1e-15)
-    assert rnd_max(4, 2) == pytest.approx(unfair, abs=1e-15)
+    assert rnd([1, 1, 0, 0]) == 1.0
     assert rnd([True, False, True, False]) == pytest.approx(alternating / unfair, abs=1e-15)
     assert rnd([False, False, True, True]) == 1.0
     # the paper's discount 1/log2(i) skips i = 1: [1,1,0,0] -> 1/2 + (1/6)/log2 3
@@ -146,7 +151,5 @@ def test_step_must_be_a_positive_integer_and_one_item_is_a_list():
         with pytest.raises(ValueError, match="step: expected a positive integer"):
             rnd_raw([True, False], step=step)
     # one item: its only prefix is the whole list, so P_1 = P_N and every term is 0
-    assert rnd_max(1, 1) == 0.0
-    assert rnd_max(1, 0) == 0.0
-    with pytest.raises(ValueError, match="n_items: expected a positive integer"):
-        rnd_max(0, 0)
+    assert rnd_raw([True]) == 0.0 and rkl_raw([False]) == 0.0
+    assert math.isnan(rnd([True])) and math.isnan(rkl([False]))

@@ -16,7 +16,6 @@ from rankbias.metrics.texfair import (
     awrf,
     distribution_distance,
     max_ted,
-    term_exposure,
     term_exposure_family,
 )
 from rankbias.text import document_stats
@@ -204,10 +203,11 @@ def test_appending_documents_without_group_terms(lists, extra):
 
 
 def test_term_exposure_by_hand_and_sums_to_group_exposure():
-    # terms (she, her | he): doc 1 |d| = 5 with she×2, he×1; doc 2 |d| = 4 with her×1
+    # terms (she, her | he): doc 1 |d| = 5 with she×2, he×1; doc 2 |d| = 4 with her×1.  Each
+    # term taken as a group of its own gives its term exposure TE (Eq. 8).
     tf = np.array([[[2.0, 0.0, 1.0], [0.0, 1.0, 0.0]]])
     lengths = np.array([[5.0, 4.0]])
-    te = term_exposure(tf, lengths, np.array([2]), [1, 2])
+    te = term_exposure_family(tf, lengths, np.array([2]), [1, 2])["exposure"]
     np.testing.assert_allclose(te[0, 0], [2 / 5, 0, 1 / 5])  # rank 1: v1 = 1
     np.testing.assert_allclose(te[0, 1], [2 / 5, 1 / 4 * V2, 1 / 5])  # rank 2: v2 = 1/log2 3
     groups = np.stack([tf[:, :, :2].sum(axis=2), tf[:, :, 2]], axis=2)  # f = she + her, m = he
@@ -246,8 +246,8 @@ def test_awrf_with_a_nan_count_is_an_error_not_zero():
             "has length 5; expected 0…2",
         ),
         (
-            lambda: term_exposure(np.full((1, 1, 1), np.inf), np.ones((1, 1)), [1], [1]),
-            "term_counts_ranked: found inf",
+            lambda: term_exposure_family(np.full((1, 1, 2), np.inf), np.ones((1, 1)), [1], [1]),
+            "group_counts_ranked: found inf",
         ),
         (lambda: max_ted([np.nan, 1.0]), "targets must be"),
     ],

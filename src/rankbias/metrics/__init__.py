@@ -25,10 +25,10 @@ _EXPORTS = {
         "pairwise_ranking_fairness", "t_statistic_squared",
     ),
     "rankbias.metrics.rab": ("MAGNITUDES", "document_magnitudes", "rank_bias"),
-    "rankbias.metrics.rank_fairness": ("rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"),
+    "rankbias.metrics.rank_fairness": ("rkl", "rkl_raw", "rnd", "rnd_raw"),
     "rankbias.metrics.ranked": ("position_discount",),
     "rankbias.metrics.texfair": (
-        "DISTANCES", "awrf", "max_ted", "term_exposure", "term_exposure_family",
+        "DISTANCES", "awrf", "max_ted", "term_exposure_family",
     ),
 }  # fmt: skip
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

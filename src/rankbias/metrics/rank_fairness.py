@@ -37,7 +37,7 @@ import numpy as np
 
 from rankbias.metrics.validation import check_choice
 
-__all__ = ["rkl", "rkl_max", "rkl_raw", "rnd", "rnd_max", "rnd_raw"]
+__all__ = ["rkl", "rkl_raw", "rnd", "rnd_raw"]
 
 Discount = Literal["log2(i+1)", "log2(i)"]
 Smoothing = Literal["none", "fairrank"]
@@ -106,16 +106,10 @@ def _raw(u, protected, step, discount, smoothing) -> float:
 
 
 def _extreme(u, n_items, n_protected, step, discount, smoothing, largest: bool) -> float:
-    """The raw value of the most unfair (``largest``) or the fairest ordering: the longest or
-    shortest path through the lattice of prefix counts."""
+    """The raw value of the most unfair (``largest``) or the fairest ordering of ``n_items >= 1``
+    with ``0 <= n_protected <= n_items``: the longest or shortest path through the lattice of
+    prefix counts."""
     check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
-    if isinstance(n_items, bool) or not isinstance(n_items, int | np.integer) or n_items < 1:
-        raise ValueError(f"n_items: expected a positive integer, found {n_items!r}")
-    if not 0 <= n_protected <= n_items:
-        raise ValueError(
-            f"n_protected: expected an integer between 0 and n_items={n_items}, found "
-            f"{n_protected!r}"
-        )
     _check(step, discount)
     if n_protected in (0, n_items) and smoothing == "none":
         return 0.0
@@ -152,25 +146,6 @@ def rkl_raw(
 ) -> float:
     """Unnormalised rKL: ``Σ_{cut i} KL(P_i ‖ P_N) · discount(i)`` (log base 2)."""
     return _raw(_kl, protected, step, discount, kl_smoothing)
-
-
-def rnd_max(
-    n_items: int, n_protected: int, *, step: int = 1, discount: Discount = "log2(i+1)"
-) -> float:
-    """Exact maximum of :func:`rnd_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme(_nd, n_items, n_protected, step, discount, "none", True)
-
-
-def rkl_max(
-    n_items: int,
-    n_protected: int,
-    *,
-    step: int = 1,
-    discount: Discount = "log2(i+1)",
-    kl_smoothing: Smoothing = "none",
-) -> float:
-    """Exact maximum of :func:`rkl_raw` over all orderings of ``n_items`` with ``n_protected``."""
-    return _extreme(_kl, n_items, n_protected, step, discount, kl_smoothing, True)
 
 
 def _normalised(u, protected, step, discount, smoothing, normalisation) -> float:

@@ -33,7 +33,7 @@ from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_disco
 from rankbias.metrics.validation import as_array, check_ranked, check_targets, check_values
 
 __all__ = [
-    "DISTANCES", "max_ted", "term_exposure", "term_exposure_family", "awrf",
+    "DISTANCES", "max_ted", "term_exposure_family", "awrf",
     "distribution_distance",
 ]  # fmt: skip
 
@@ -66,21 +66,6 @@ def max_ted(targets: Sequence[float]) -> float:
     """``max(TED) = 2(1 − min_g p̂_g)``: all exposure on the least-targeted group."""
     target = as_array(targets, "targets")
     return 2.0 * (1.0 - float(np.min(check_targets(target, target.size))))
-
-
-def term_exposure(
-    term_counts_ranked: np.ndarray,
-    lengths_ranked: np.ndarray,
-    list_lengths: np.ndarray,
-    cutoffs: Sequence[int],
-) -> np.ndarray:
-    """``TE@k(t, q)`` (Eq. 8) for each term: ``(n_queries, n_cutoffs, n_terms)``, from
-    ``(n_queries, K, n_terms)`` counts ``tf(t, d_r)``, checked as in
-    :func:`term_exposure_family` (summed over a group's terms: its group exposure)."""
-    tf, lengths, valid, doc_len = _ranked_inputs(
-        term_counts_ranked, "term_counts_ranked", list_lengths, lengths_ranked
-    )
-    return _exposure(tf, doc_len, valid, cutoff_positions(lengths, cutoffs))
 
 
 def term_exposure_family(
