@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -170,11 +171,71 @@ except Terminated as exc:
     assert temporaries(tmp_path) == []
 
 
+@pytest.mark.parametrize("ignored", [False, True])
+def test_at_once_removes_temporaries_kills_children_and_keeps_an_inherited_ignore(
+    tmp_path, ignored
+):
+    """Inside ``handle_signals(at_once=…)`` the first SIGINT ends the process at once (its
+    temporary gone, its child process killed, no clean-up code run), unless SIGINT was ignored
+    on entry, as in a background job: then it is ignored and SIGTERM ends the process."""
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    script = f"""
+import signal, subprocess, sys, time
+from rankbias.outputs import atomic_open, handle_signals
+if {ignored}:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+sleeper = subprocess.Popen(["sleep", "60"])
+try:
+    with handle_signals(at_once="rankbias test"), atomic_open({str(target)!r}) as handle:
+        handle.write("half")
+        handle.flush()
+        print(sleeper.pid, flush=True)
+        time.sleep(60)
+finally:
+    print("clean-up code ran", flush=True)
+"""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    sleeper = int(child.stdout.readline())
+    assert len(temporaries(tmp_path)) == 1
+    child.send_signal(signal.SIGINT)
+    if ignored:
+        time.sleep(0.5)
+        assert child.poll() is None
+        child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=30)
+    what = "terminated by SIGTERM" if ignored else "interrupted"
+    assert child.returncode == (143 if ignored else 130) and out == ""
+    assert err == f"rankbias test: {what}; no output was written\n"
+    assert target.read_text() == "old\n" and temporaries(tmp_path) == []
+    status = Path(f"/proc/{sleeper}/stat")
+    assert not status.exists() or status.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    before = signal.getsignal(signal.SIGINT)
+    with handle_signals(at_once="rankbias test"):
+        assert signal.getsignal(signal.SIGINT) is not before
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_handlers_are_restored_after_the_block():
     before = signal.getsignal(signal.SIGTERM)
+    interrupt = signal.getsignal(signal.SIGINT)
     with handle_signals():
         assert signal.getsignal(signal.SIGTERM) is not before
+        assert signal.getsignal(signal.SIGINT) is interrupt  # SIGINT only with at_once
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_signal_ignored_on_entry_stays_ignored():
+    """``nohup`` starts a command with SIGHUP ignored: a hangup must not end it."""
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with handle_signals(), handle_signals(at_once="rankbias test"):
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
     assert str(Terminated(signal.SIGHUP)) == "terminated by SIGHUP"
 
 

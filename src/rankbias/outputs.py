@@ -368,9 +368,14 @@ class Terminated(BaseException):
 
 
 @contextlib.contextmanager
-def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
+def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: str = ""):
     """While the block runs (in the main thread), ``SIGTERM``/``SIGHUP`` remove this process's
-    temporary files and raise :class:`Terminated` (a forked child dies of the signal)."""
+    temporary files and raise :class:`Terminated` (a forked child dies of the signal); a signal
+    ignored on entry (``nohup``) stays ignored.  With ``at_once`` (a command's name), ``SIGINT``
+    too, and the process ends at once, running no clean-up code: its child processes killed,
+    ``NAME: interrupted|terminated by …; no output was written`` printed, exit status 128 + the
+    signal's number.  For a Dask cluster, which an exception raised anywhere in its start, work
+    or close leaves taking seconds to close, or unable to close without a traceback."""
     owner = os.getpid()
 
     def on_signal(signum, frame):
@@ -382,12 +387,21 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")):
         for name in list(_LIVE_TEMPS):
             with contextlib.suppress(OSError):
                 os.unlink(name)
+        if at_once:
+            import psutil  # a dependency of distributed
+
+            for child in psutil.Process().children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+            what = "interrupted" if signum == signal.SIGINT else Terminated(signum)
+            os.write(2, f"{at_once}: {what}; no output was written\n".encode())
+            os._exit(128 + signum)
         raise Terminated(signum)
 
     previous = {}
-    for name in signals:
+    for name in (*signals, "SIGINT") if at_once else signals:
         number = getattr(signal, name, None)
-        if number is None:
+        if number is None or signal.getsignal(number) == signal.SIG_IGN:
             continue
         try:
             previous[number] = signal.signal(number, on_signal)

@@ -242,7 +242,7 @@ def _read_with_statistics(read_inputs, statistics):
 
 def run_score(args) -> int:
     from rankbias.metrics.measures import Input
-    from rankbias.outputs import check_output, write_table
+    from rankbias.outputs import check_output, handle_signals, write_table
     from rankbias.runs import read_run
     from rankbias.scoring import score_runs
 
@@ -275,9 +275,12 @@ def run_score(args) -> int:
 
         runs, background = read_inputs()
         inputs = _other_inputs(args, runs, background)
-        with dask_client(
-            args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
-        ) as client:
+        with (
+            handle_signals(at_once=f"rankbias {args.command}"),
+            dask_client(
+                args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
+            ) as client,
+        ):
             stats = None
             if term_based:
                 stats = collection_stats_on_dask(

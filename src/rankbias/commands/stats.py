@@ -76,10 +76,14 @@ def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
     if check_engine_arguments(args.engine, args.scheduler):
         from rankbias.distributed import dask_client, iter_blocks_on_dask
+        from rankbias.outputs import handle_signals
 
-        with dask_client(
-            args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
-        ) as client:
+        with (
+            handle_signals(at_once=f"rankbias {args.command}"),
+            dask_client(
+                args.scheduler, args.workers, args.connect_timeout, args.worker_wait, args.debug
+            ) as client,
+        ):
             blocks = iter_blocks_on_dask(
                 client,
                 args.collection,
