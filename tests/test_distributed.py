@@ -665,3 +665,55 @@ def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path)
     assert command.returncode == 2, err
     assert "has had no worker for 3 s" in err and "Traceback" not in err
     assert elapsed < 30 and not (tmp_path / "o.csv").exists()
+
+
+def test_a_scheduler_that_dies_during_the_work_ends_the_command_with_one_line(tmp_path):
+    """`dask scheduler` and a `dask worker`: the scheduler is killed while it hands out the
+    command's partitions.  Wherever distributed notices (a result cancelled, a read or a
+    submit on a closed connection), the command ends with one line naming --scheduler, exit
+    status 2, the previous output untouched, and distributed's own error log kept out."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(BIN / "dask")
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+    )  # fmt: skip
+    worker = None
+    out = tmp_path / "o.csv"
+    out.write_text("previous\n")
+    try:
+        time.sleep(1.0)
+        worker = subprocess.Popen(
+            [dask, "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+             "--no-dashboard", "--local-directory", str(tmp_path / "w")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+        )  # fmt: skip
+        collection = generated_collection(tmp_path / "c.tsv", 300_000)
+        with distributed.Client(address, timeout=60) as probe:
+            probe.wait_for_workers(1, timeout=120)
+            command = subprocess.Popen(
+                [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
+                 "default", "--engine", "dask", "--scheduler", address, "--out", str(out)],
+                env=child_env(), stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            deadline = time.monotonic() + 120
+            while not any(probe.processing().values()):
+                assert command.poll() is None and time.monotonic() < deadline, "never started"
+                time.sleep(0.05)
+        scheduler.kill()
+        killed = time.monotonic()
+        _, err = command.communicate(timeout=90)
+        elapsed = time.monotonic() - killed
+    finally:
+        for process in (worker, scheduler):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    assert command.returncode == 2, err
+    assert err == (
+        f"rankbias stats: error: --scheduler {address}: the connection to the scheduler was "
+        "lost during the work; nothing was written; expected a scheduler that runs for the "
+        "length of the command\n"
+    )
+    assert elapsed < 40 and out.read_text() == "previous\n"

@@ -101,8 +101,9 @@ def dask_client(
 
     # Dask's own log lines (a failed task's "Compute Failed" and its traceback, connection
     # notices) stay out of the terminal (unless --debug): the command reports the message itself
-    for name in ("distributed", "tornado", "asyncio"):
-        logging.getLogger(name).setLevel(logging.INFO if debug else logging.CRITICAL)
+    for name in ["tornado", "asyncio", *logging.root.manager.loggerDict]:  # set or inherited
+        if name.partition(".")[0] in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.INFO if debug else logging.CRITICAL)
     if scheduler:
         client = _connect(distributed, scheduler, connect_timeout)
         client.rankbias_worker_wait = worker_wait
@@ -116,6 +117,14 @@ def dask_client(
                     "the wait)"
                 ) from None
             yield client
+        except Exception:
+            if client.status == "running":
+                raise
+            raise InputError(  # whatever distributed raised where it noticed (a read, a submit)
+                f"--scheduler {scheduler}: the connection to the scheduler was lost during the "
+                "work; nothing was written; expected a scheduler that runs for the length of "
+                "the command"
+            ) from None
         finally:
             with contextlib.suppress(Exception):
                 client.close(timeout=5)
