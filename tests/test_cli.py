@@ -585,6 +585,33 @@ def test_a_dask_worker_killed_from_outside_is_replaced_and_nothing_is_lost(files
     assert out.read_bytes() == local.read_bytes()  # every document, counted once
 
 
+@needs_two_cores
+def test_a_dask_worker_that_stops_answering_is_replaced_within_a_minute(files, tmp_path, bigger):
+    """A worker stopped (SIGSTOP: hung, swapped out) keeps its process and its tasks; Dask
+    drops such a worker after its heartbeat's time-to-live, 5 minutes by default, which the
+    command's own cluster lowers to 15 s.  The command then finishes on the other worker and
+    the replaced one, with every document counted once."""
+    pytest.importorskip("distributed")
+    local = tmp_path / "local.csv"
+    subprocess.run(command("stats", "--collection", bigger, "--terms", files["terms"],
+                           "--workers", "2", "--out", local),
+                   env=ENV, check=True, capture_output=True)  # fmt: skip
+    out = tmp_path / "worker-stopped.csv"
+    child, workers = start_dask_stats(files, bigger, out, stderr=subprocess.PIPE)
+    assert len(workers) == 2, "the command never started its dask workers"
+    time.sleep(0.5)  # inside the counting
+    os.kill(workers[0], signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        _, err = child.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(workers[0], signal.SIGKILL)
+    assert child.returncode == 0, err
+    assert time.monotonic() - stopped < 90
+    assert out.read_bytes() == local.read_bytes()
+
+
 def test_two_concurrent_stats_leave_exactly_one_complete_output(files, tmp_path):
     sources = [generated_collection(tmp_path / f"c{i}.tsv", 60_000, seed=i) for i in (2, 3)]
     alone = []
