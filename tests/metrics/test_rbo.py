@@ -179,3 +179,13 @@ def test_parameters_out_of_their_range_are_refused_naming_them(options, message)
 
 def test_two_empty_lists_have_no_rbo():
     assert math.isnan(rbo([], []))
+
+
+def test_depth_cuts_both_lists_before_anything_else():
+    # The first two items of each list share nothing: at depth 2 both the point estimate and
+    # the lower bound are 0 (by hand), although b's third item is a's first.
+    a, b = ["x", "y", "z"], ["u", "v", "x"]
+    assert rbo(a, b, depth=2) == 0.0
+    assert rbo(a, b, depth=2, variant="min") == 0.0
+    assert rbo(b, a, depth=2) == 0.0
+    assert rbo(a, b, depth=3) > 0.0
