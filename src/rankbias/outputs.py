@@ -372,10 +372,9 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: st
     """While the block runs (in the main thread), ``SIGTERM``/``SIGHUP`` remove this process's
     temporary files and raise :class:`Terminated` (a forked child dies of the signal); a signal
     ignored on entry (``nohup``) stays ignored.  With ``at_once`` (a command's name), ``SIGINT``
-    too, and the process ends at once, running no clean-up code: its child processes killed,
-    ``NAME: interrupted|terminated by …; no output was written`` printed, exit status 128 + the
-    signal's number.  For a Dask cluster, which an exception raised anywhere in its start, work
-    or close leaves taking seconds to close, or unable to close without a traceback."""
+    too, and the process ends at once, running no clean-up code: child processes killed, ``NAME:
+    interrupted|terminated by …; no output was written`` printed, exit status 128 + signal.  For
+    a Dask cluster, which an exception raised anywhere leaves slow or unable to close cleanly."""
     owner = os.getpid()
 
     def on_signal(signum, frame):

@@ -302,3 +302,15 @@ def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
     with pytest.raises(InputError) as info:
         read_scores(tmp_path / "absent.csv")
     assert str(info.value) == f"{tmp_path / 'absent.csv'}: no such file; expected a scores table"
+
+
+def test_a_p_value_equal_to_alpha_is_significant_as_statsmodels_rejects():
+    # Two queries whose differences are both +0.1: of the 4 sign patterns, 2 give a mean as
+    # large as the observed one, so the exact p-value is 2/4 = 0.5 (by hand).  At alpha = 0.5
+    # the test rejects (p <= alpha, the level of the test), as multipletests' reject does.
+    from statsmodels.stats.multitest import multipletests
+
+    table = compare(tidy({"a": [0.6, 0.7], "b": [0.5, 0.6]}), correction="none", alpha=0.5)
+    assert table.loc[0, "p_value"] == 0.5 and bool(table.loc[0, "significant"])
+    assert multipletests([0.5], alpha=0.5, method="holm")[0][0]
+    assert not compare(tidy({"a": [0.6, 0.7], "b": [0.5, 0.6]}), alpha=0.49).loc[0, "significant"]

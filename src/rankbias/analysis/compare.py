@@ -8,11 +8,12 @@ paired standardised mean difference :math:`d_z = \\bar d / s_d` as effect size, 
 p-value — a paired randomisation (sign-flip) test by default, exact over all :math:`2^n` sign
 patterns for :math:`n \\le 16` queries, else Monte Carlo with :math:`(1 + b) / (1 + B)`;
 scipy's paired t-test or Wilcoxon signed-rank test on request — p-values adjusted over the
-whole family of comparisons in the call (Holm by default; statsmodels' ``multipletests``), and
-which run is fairer, read from the measure's declared direction.  Queries whose value is
-undefined (NaN) in either run, and queries one run lacks, are counted (``n_undefined``,
-``n_only_a``, ``n_only_b``), never dropped silently; system-level rows (``qid`` ``all``) have
-no per-query values and are listed in ``attrs["system_level"]``.
+whole family of comparisons in the call (Holm by default; statsmodels' ``multipletests``),
+``significant`` when the adjusted p-value is at most ``alpha``, and which run is fairer, read
+from the measure's declared direction.  Queries whose value is undefined (NaN) in either run,
+and queries one run lacks, are counted (``n_undefined``, ``n_only_a``, ``n_only_b``), never
+dropped silently; system-level rows (``qid`` ``all``) have no per-query values and are listed
+in ``attrs["system_level"]``.
 """
 
 from __future__ import annotations
@@ -298,7 +299,7 @@ def compare(
 
         adjusted = multipletests(table.loc[tested, "p_value"], method=CORRECTIONS[correction])
         table.loc[tested, "p_adjusted"] = adjusted[1]
-    table["significant"] = (table["p_adjusted"] < alpha).astype(bool)
+    table["significant"] = (table["p_adjusted"] <= alpha).astype(bool)  # as multipletests' reject
     table["cutoff"] = table["cutoff"].astype("Int64")
     table.attrs = dict(system_level=system_level, test=test, correction=correction, alpha=alpha)
     table.attrs.update(confidence=confidence, seed=seed)
