@@ -32,6 +32,19 @@ def test_neutrality_by_hand():
     np.testing.assert_allclose(neutrality(counts, tau=3), [1, 1, 1, 1, 1])
 
 
+def test_a_document_without_group_terms_is_neutral_under_every_reading():
+    # (0,0) has shares 0/0: neutral (1) also where Σ ≤ τ or Σ < τ would not say so, at τ = 0;
+    # (1,0) at τ = 0 is not neutral: 1 − (|1 − 1/2| + |0 − 1/2|) = 0
+    counts = np.array([[0, 0], [1, 0]])
+    for strict in (False, True):
+        np.testing.assert_array_equal(neutrality(counts, tau=0, strict=strict), [1, 0])
+
+
+def test_group_counts_without_a_group_column_are_refused():
+    with pytest.raises(InputError, match="expected at least one group column, found none"):
+        neutrality(np.zeros((2, 0)))
+
+
 def test_neutrality_three_groups():
     # (3,0,0): 1 − (|1 − 1/3| + 1/3 + 1/3) = −1/3; (1,1,1): 1
     np.testing.assert_allclose(neutrality(np.array([[3, 0, 0], [1, 1, 1]])), [-1 / 3, 1])
