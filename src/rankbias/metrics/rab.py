@@ -85,8 +85,8 @@ def rank_bias(
     valid = np.arange(width)[None, :] < lengths[:, None]
     check_values(mags, "magnitudes_ranked", valid, non_negative=True)
     series = np.stack([mags[:, :, male] - mags[:, :, female], mags[:, :, female], mags[:, :, male]])
-    series = np.where(valid[None], series, 0.0)
-    rab_at = np.cumsum(series, axis=2) / np.arange(1, width + 1, dtype=np.float64)  # RaB@x
+    # RaB@x; padding after a list's end is never read: the depths stop at its length
+    rab_at = np.cumsum(series, axis=2) / np.arange(1, width + 1, dtype=np.float64)
     arab_sum = np.cumsum(rab_at, axis=2)  # Σ_{x≤t'} RaB@x
     depth = cutoff_positions(lengths, cutoffs)
     safe_depth = np.where(depth == 0, 1, depth)
