@@ -183,9 +183,9 @@ def collection_aggregates(plan: Sequence[PlannedMeasure], stats: DocStats | None
 
 def _ranked_rows(
     run: Run, stats: DocStats, width: int, missing: str, role: str, known_rows=None
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(n_queries, width)`` collection rows (``-1`` = padding or missing), lengths and the
-    number of missing documents over the whole run (not only the part the cut-offs read)."""
+) -> tuple[np.ndarray, int]:
+    """``(n_queries, width)`` collection rows (``-1`` = padding or missing) and the number of
+    missing documents over the whole run (not only the part the cut-offs read)."""
     rows = stats.rows(run.docids) if known_rows is None else known_rows
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
@@ -196,7 +196,7 @@ def _ranked_rows(
             "collection, or missing='neutral' (--missing neutral) to count them as neutral"
         )
     matrix = pad_lists(run.offsets, rows, max(width, 1), fill=-1)
-    return matrix, np.minimum(run.list_lengths, max(width, 1)), len(absent)
+    return matrix, len(absent)
 
 
 def _gather(per_doc: np.ndarray, rows: np.ndarray, absent_value) -> np.ndarray:
@@ -229,7 +229,7 @@ class RankedInputs:
 
     def _rows(self) -> np.ndarray:
         if "rows" not in self.cache:
-            rows, _, n_missing = _ranked_rows(
+            rows, n_missing = _ranked_rows(
                 self.run,
                 self.collection,
                 self.width,
@@ -286,11 +286,11 @@ class RankedInputs:
             )
         sub = background.restrict(run.qids)
         depth = int(sub.list_lengths.max()) if len(sub.qids) else 0
-        rows, lengths, n_missing = _ranked_rows(
+        rows, n_missing = _ranked_rows(
             sub, self.collection, depth, self.options["missing"], "background run"
         )
         self.missing_documents[f"{background.name} (background)"] = n_missing
-        return _gather(per_document, rows, absent_value), lengths
+        return _gather(per_document, rows, absent_value), sub.list_lengths
 
     # ---- other inputs -------------------------------------------------------------------
     def _per_pair(self, kind: Input, what: str) -> np.ndarray:
