@@ -448,3 +448,12 @@ def test_extreme_orderings_attain_the_bounds_under_every_option(step, include_fu
         biased, balanced = extreme_orderings(scores, step=step, include_full=include_full)
         got = dcv_of_rows(scores[np.stack([biased, balanced])], step, "prefix", include_full)
         assert got == pytest.approx([values.min(), values.max()], abs=1e-12)
+
+
+@pytest.mark.parametrize("last", [-0.5, 2.0])
+def test_a_constant_prefix_has_variance_zero_never_below(last):
+    # The cut points 2 and 3 of [0.3, 0.3, 0.3, last] see three equal scores: each prefix
+    # variance is 0 by hand.  Computed as E[x²] − E[x]² around the global mean it can come out
+    # a few 1e-18 below 0 in floating point; a variance is never negative.
+    value = dcv([0.3, 0.3, 0.3, last])
+    assert 0.0 <= value < 1e-15
