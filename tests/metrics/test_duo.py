@@ -457,3 +457,40 @@ def test_a_constant_prefix_has_variance_zero_never_below(last):
     # a few 1e-18 below 0 in floating point; a variance is never negative.
     value = dcv([0.3, 0.3, 0.3, last])
     assert 0.0 <= value < 1e-15
+
+
+def test_the_whole_list_adds_the_same_term_to_every_ordering():
+    # include_full adds the cut point i = n, whose prefix is the whole list whatever the order:
+    # u(n) is the population variance of all scores (prefix and global variance alike), so DCV
+    # grows by var/log2(n) and Duo, normalised between the orderings' extremes, does not move.
+    scores = [0.9, -0.8, 0.1, 0.5, -0.3]
+    var = float(np.var(scores))
+    for variance in VARIANCES:
+        grown = dcv(scores, variance=variance, include_full=True) - dcv(scores, variance=variance)
+        assert grown == pytest.approx(var / math.log2(5), rel=1e-12)
+        assert dcv(scores, variance=variance) == dcv(scores, variance=variance, include_full=False)
+        assert duo(scores, variance=variance, include_full=True) == pytest.approx(
+            duo(scores, variance=variance), abs=1e-12
+        )
+
+
+def test_the_options_are_named_exactly_in_their_messages():
+    scores = [0.1, 0.2, 0.3]
+    for call, message in (
+        (lambda: dcv(scores, variance="x"), "variance: expected 'prefix' or 'global', found 'x'"),
+        (
+            lambda: dcv_bounds(scores, algorithm="x"),
+            "algorithm: expected 'auto', 'subset_dp' or 'rearrangement', found 'x'",
+        ),
+        (
+            lambda: dcv_bounds(scores, algorithm="rearrangement"),
+            "algorithm='rearrangement' is exact only for variance='global' (fixed per-document "
+            "contributions); found variance='prefix'",
+        ),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    assert dcv_bounds(scores, algorithm="rearrangement", variance="global") == pytest.approx(
+        dcv_bounds(scores, algorithm="subset_dp", variance="global"), abs=1e-12
+    )

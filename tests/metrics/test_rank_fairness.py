@@ -153,3 +153,23 @@ def test_step_must_be_a_positive_integer_and_one_item_is_a_list():
     # one item: its only prefix is the whole list, so P_1 = P_N and every term is 0
     assert rnd_raw([True]) == 0.0 and rkl_raw([False]) == 0.0
     assert math.isnan(rnd([True])) and math.isnan(rkl([False]))
+
+
+def test_a_step_longer_than_the_list_leaves_no_cut_point_and_no_value():
+    # step 5 on three items: no cut point i = 5, 10, … ≤ 3, every ordering has raw value 0, so
+    # neither normaliser is defined
+    for function in (rnd, rkl):
+        for normalisation in ("max", "min_max"):
+            assert math.isnan(function([1, 0, 0], step=5, normalisation=normalisation))
+    assert rnd_raw([1, 0, 0], step=5) == 0.0
+
+
+def test_the_choices_are_named_exactly_in_their_messages():
+    for call, message in (
+        (lambda: rkl_raw([1, 0], kl_smoothing="x"), "kl_smoothing: expected 'none' or 'fairrank'"),
+        (lambda: rkl([1, 0], kl_smoothing="x"), "kl_smoothing: expected 'none' or 'fairrank'"),
+        (lambda: rnd([1, 0], discount="x"), "discount: expected 'log2(i+1)' or 'log2(i)'"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value).startswith(message)
