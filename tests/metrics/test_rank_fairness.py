@@ -173,3 +173,20 @@ def test_the_choices_are_named_exactly_in_their_messages():
         with pytest.raises(ValueError) as caught:
             call()
         assert str(caught.value).startswith(message)
+
+
+def test_what_is_not_a_boolean_is_named_and_at_most_five_of_them():
+    for values, found in (
+        ([True, False, 0, 1, None, 2.5], "['2.5', 'None']"),
+        ([2, 3, 4, 5, 6, 7], "['2', '3', '4', '5', '6']"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            rnd(values)
+        assert str(caught.value) == f"protected: expected booleans (or 0/1), found {found}"
+
+
+def test_fairrank_smoothing_also_moves_a_share_of_0_or_1_of_the_whole_list():
+    # all or none protected: FairRank replaces P_N = 0 or 1 by 0.001 as it does the prefix
+    # shares, so every term is KL(0.001 ‖ 0.001) = 0 (without that, log2(x / 0) is infinite)
+    assert rkl_raw([0, 0, 0], kl_smoothing="fairrank") == 0.0
+    assert rkl_raw([1, 1, 1], kl_smoothing="fairrank") == 0.0
