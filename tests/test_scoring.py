@@ -389,6 +389,33 @@ def test_prf_and_crbo_through_the_scorer_by_hand():
     assert value(frame, "crbo", 2, "all") == pytest.approx(0.5)
 
 
+def test_the_system_level_prf_statistics_at_two_cutoffs_by_hand():
+    # The run and qrels of the test above.  At k = 2 no male document is clicked nor any
+    # pair formed for a male query: every statistic is undefined (NaN); at k = 3 the values
+    # of the test above and TS with population variances: nPRF_m = [1], nPRF_f = [0.5, 0]
+    # -> (1 − 0.25)² / (0 + 0.0625/2) = 18; with ddof=1 one male query is too few: NaN.
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d3", "d2"]})
+    qrels = pd.DataFrame(
+        [("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d2", 2), ("q2", "d3", 0)],
+        columns=["qid", "docid", "relevance"],
+    )
+    measures = ["ts", "ts(ddof=1)", "delta_a_prf", "pd"]
+    frame = score_runs(run, stats_of(TEXTS), measures, [2, 3], qrels=qrels)
+    for measure in measures:
+        assert math.isnan(value(frame, measure, 2, "all"))
+    assert value(frame, "ts", 3, "all") == pytest.approx(18.0)
+    assert math.isnan(value(frame, "ts(ddof=1)", 3, "all"))
+    assert value(frame, "delta_a_prf", 3, "all") == pytest.approx(0.5)
+    assert value(frame, "pd", 3, "all") == pytest.approx(0.625)
+    # q3 as q1: nPRF_m = [1, 1], nPRF_f = [0.5, 0, 0.5] (mean 1/3, squared deviations 1/36,
+    # 1/9, 1/36): TS = (2/3)² / ((1/6)/2/3) = 16 with ddof=1, (2/3)² / ((1/6)/3/3) = 24 with 0
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d3", "d2"], "q3": ["d1", "d2", "d3"]})
+    qrels = pd.concat([qrels, qrels.iloc[:2].assign(qid="q3")])
+    frame = score_runs(run, stats_of(TEXTS), ["ts", "ts(ddof=1)"], [3], qrels=qrels)
+    assert value(frame, "ts(ddof=1)", 3, "all") == pytest.approx(16.0)
+    assert value(frame, "ts", 3, "all") == pytest.approx(24.0)
+
+
 def test_term_measures_equal_their_kernels_called_directly():
     from rankbias.metrics.texfair import term_exposure_family
 
@@ -864,3 +891,18 @@ def test_a_group_label_the_word_list_lacks_is_named_with_the_groups_it_has(measu
     assert str(info.value) == (
         "group 'w' is not in the word list, which has groups ['f', 'm'] (set female=/male=)"
     )
+
+
+def test_crbo_is_the_mean_rbo_at_each_cutoff_apart():
+    # q1 agrees at rank 1 only, q2 nowhere: RBO per query and cut-off by the rbo function, and
+    # CRBO at each cut-off the mean of that cut-off's two values, not of all four
+    from rankbias.metrics.rbo import rbo
+
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d3", "d2"]})
+    counterfactual = make_run({"q1": ["d1", "d4", "d5"], "q2": ["d1", "d4"]}, "run_cf")
+    frame = score_runs(run, None, ["rbo", "crbo"], [1, 3], counterfactual=counterfactual)
+    for k in (1, 3):
+        q1 = rbo(["d1", "d2", "d3"][:k], ["d1", "d4", "d5"][:k])
+        q2 = rbo(["d3", "d2"][:k], ["d1", "d4"][:k])
+        assert value(frame, "crbo", k, "all") == pytest.approx((q1 + q2) / 2)
+    assert value(frame, "crbo", 1, "all") == pytest.approx(0.5)  # RBO@1: 1 and 0

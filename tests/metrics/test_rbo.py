@@ -189,3 +189,8 @@ def test_depth_cuts_both_lists_before_anything_else():
     assert rbo(a, b, depth=2, variant="min") == 0.0
     assert rbo(b, a, depth=2) == 0.0
     assert rbo(a, b, depth=3) > 0.0
+
+
+def test_an_empty_list_shares_nothing_with_a_non_empty_one():
+    assert rbo([], ["d1"]) == 0.0 and rbo(["d1"], []) == 0.0
+    assert math.isnan(rbo([], []))
