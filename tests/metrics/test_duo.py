@@ -494,3 +494,24 @@ def test_the_options_are_named_exactly_in_their_messages():
     assert dcv_bounds(scores, algorithm="rearrangement", variance="global") == pytest.approx(
         dcv_bounds(scores, algorithm="subset_dp", variance="global"), abs=1e-12
     )
+
+
+def test_bad_scores_and_steps_are_named_exactly():
+    from rankbias.metrics.duo import cut_points
+
+    for call, message in (
+        (
+            lambda: dcv([[0.1, 0.2]]),
+            "scores: expected a 1-D sequence of numbers, found shape (1, 2)",
+        ),
+        (
+            lambda: dcv([0.1, math.nan, math.inf]),
+            "scores: expected finite numbers, found NaN/inf at positions [1, 2]",
+        ),
+        (lambda: dcv([0.1, 0.2, 0.3], step=True), "step: expected a positive integer, found True"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    # the defaults: every position from 2, the whole list left out (range(1, n, 1), i >= 2)
+    np.testing.assert_array_equal(cut_points(5), [2, 3, 4])
