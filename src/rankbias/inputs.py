@@ -328,8 +328,8 @@ def check_unchanged(path: str | os.PathLike, started: tuple | None) -> None:
     if started is not None and not same_file(file_identity, path, started):
         raise InputError(
             f"{path}: the file changed while it was read (removed, replaced, rewritten or "
-            "truncated); "
-            "nothing was written; expected a file that stays unchanged during the command"
+            "truncated); nothing was written; expected a file that stays unchanged during the "
+            "command"
         )
 
 

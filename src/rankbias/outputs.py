@@ -387,8 +387,6 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: st
             with contextlib.suppress(OSError):
                 os.unlink(name)
         if at_once:
-            import psutil  # a dependency of distributed
-
             for child in psutil.Process().children(recursive=True):
                 with contextlib.suppress(psutil.Error):
                     child.kill()
@@ -397,6 +395,8 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: st
             os._exit(128 + signum)
         raise Terminated(signum)
 
+    if at_once:  # imported now: an import inside the handler could meet a half-imported module
+        import psutil  # a dependency of distributed
     previous = {}
     for name in (*signals, "SIGINT") if at_once else signals:
         number = getattr(signal, name, None)
