@@ -566,13 +566,19 @@ def test_the_first_signal_ends_a_dask_command_at_once(files, tmp_path, bigger, h
     assert wait_until_ended(workers, 10) == []
 
 
+def local_stats(files, collection, tmp_path) -> Path:
+    """The local engine's ``stats`` of ``collection``: the table the Dask engine must give."""
+    local = tmp_path / "local.csv"
+    subprocess.run(command("stats", "--collection", collection, "--terms", files["terms"],
+                           "--workers", "2", "--out", local),
+                   env=ENV, check=True, capture_output=True)  # fmt: skip
+    return local
+
+
 @needs_two_cores
 def test_a_dask_worker_killed_from_outside_is_replaced_and_nothing_is_lost(files, tmp_path, bigger):
     pytest.importorskip("distributed")
-    local = tmp_path / "local.csv"
-    subprocess.run(command("stats", "--collection", bigger, "--terms", files["terms"],
-                           "--workers", "2", "--out", local),
-                   env=ENV, check=True, capture_output=True)  # fmt: skip
+    local = local_stats(files, bigger, tmp_path)
     out = tmp_path / "worker-killed.csv"
     out.write_text("previous\n")
     child, workers = start_dask_stats(files, bigger, out, stderr=subprocess.PIPE)
@@ -592,10 +598,7 @@ def test_a_dask_worker_that_stops_answering_is_replaced_within_a_minute(files, t
     command's own cluster lowers to 15 s.  The command then finishes on the other worker and
     the replaced one, with every document counted once."""
     pytest.importorskip("distributed")
-    local = tmp_path / "local.csv"
-    subprocess.run(command("stats", "--collection", bigger, "--terms", files["terms"],
-                           "--workers", "2", "--out", local),
-                   env=ENV, check=True, capture_output=True)  # fmt: skip
+    local = local_stats(files, bigger, tmp_path)
     out = tmp_path / "worker-stopped.csv"
     child, workers = start_dask_stats(files, bigger, out, stderr=subprocess.PIPE)
     assert len(workers) == 2, "the command never started its dask workers"

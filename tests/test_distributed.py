@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import socket
@@ -619,49 +620,63 @@ def test_commands_on_a_scheduler_with_two_workers(tmp_path, scheduler_address):
     assert outputs[1].read_bytes() == outputs[0].read_bytes()
 
 
-def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path):
-    """`dask scheduler` and one `dask worker --no-nanny` (nobody restarts it): the worker is
-    killed while the command waits on it, and the command ends within --worker-wait with one
-    message instead of waiting for minutes."""
+@contextlib.contextmanager
+def hand_started_cluster(tmp_path, *worker_options):
+    """A `dask scheduler` and one `dask worker` (with ``worker_options``) as processes of
+    their own: ``(address, scheduler, worker)``; both are killed at the end if still alive."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = str(BIN / "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": tmp_path}
     scheduler = subprocess.Popen(
         [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+        env=child_env(), **quiet,
     )  # fmt: skip
     worker = None
     try:
         time.sleep(1.0)
         worker = subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+            [dask, "worker", address, "--nthreads", "1", *worker_options, "--host", "127.0.0.1",
              "--no-dashboard", "--local-directory", str(tmp_path / "w")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
+            env=child_env(), **quiet,
         )  # fmt: skip
-        collection = generated_collection(tmp_path / "c.tsv", 300_000)
-        with distributed.Client(address, timeout=60) as probe:
-            probe.wait_for_workers(1, timeout=120)
-            command = subprocess.Popen(
-                [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
-                 "default", "--engine", "dask", "--scheduler", address, "--worker-wait", "3",
-                 "--out", str(tmp_path / "o.csv")],
-                env=child_env(), stderr=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            # kill the worker once it works on the command's partitions, however long the
-            # command takes to start and connect on a loaded machine
-            deadline = time.monotonic() + 120
-            while not any(probe.processing().values()):
-                assert command.poll() is None and time.monotonic() < deadline, "never started"
-                time.sleep(0.05)
-        worker.kill()
-        killed = time.monotonic()
-        _, err = command.communicate(timeout=90)
-        elapsed = time.monotonic() - killed
+        yield address, scheduler, worker
     finally:
         for process in (worker, scheduler):
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
+
+
+def started_on(address: str, args: list[str]) -> subprocess.Popen:
+    """``rankbias ARGS --scheduler ADDRESS``, returned once the scheduler runs its tasks, however
+    long the command takes to start and connect on a loaded machine."""
+    with distributed.Client(address, timeout=60) as probe:
+        probe.wait_for_workers(1, timeout=120)
+        command = subprocess.Popen(
+            [str(BIN / "rankbias"), *args, "--scheduler", address],
+            env=child_env(), stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not any(probe.processing().values()):
+            assert command.poll() is None and time.monotonic() < deadline, "never started"
+            time.sleep(0.05)
+    return command
+
+
+def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path):
+    """`dask scheduler` and one `dask worker --no-nanny` (nobody restarts it): the worker is
+    killed while the command waits on it, and the command ends within --worker-wait with one
+    message instead of waiting for minutes."""
+    collection = generated_collection(tmp_path / "c.tsv", 300_000)
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask",
+            "--worker-wait", "3", "--out", str(tmp_path / "o.csv")]  # fmt: skip
+    with hand_started_cluster(tmp_path, "--no-nanny") as (address, _, worker):
+        command = started_on(address, args)
+        worker.kill()
+        killed = time.monotonic()
+        _, err = command.communicate(timeout=90)
+        elapsed = time.monotonic() - killed
     assert command.returncode == 2, err
     assert "has had no worker for 3 s" in err and "Traceback" not in err
     assert elapsed < 30 and not (tmp_path / "o.csv").exists()
@@ -672,44 +687,17 @@ def test_a_scheduler_that_dies_during_the_work_ends_the_command_with_one_line(tm
     command's partitions.  Wherever distributed notices (a result cancelled, a read or a
     submit on a closed connection), the command ends with one line naming --scheduler, exit
     status 2, the previous output untouched, and distributed's own error log kept out."""
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    dask = str(BIN / "dask")
-    scheduler = subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
-    )  # fmt: skip
-    worker = None
+    collection = generated_collection(tmp_path / "c.tsv", 300_000)
     out = tmp_path / "o.csv"
     out.write_text("previous\n")
-    try:
-        time.sleep(1.0)
-        worker = subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
-             "--no-dashboard", "--local-directory", str(tmp_path / "w")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(), cwd=tmp_path,
-        )  # fmt: skip
-        collection = generated_collection(tmp_path / "c.tsv", 300_000)
-        with distributed.Client(address, timeout=60) as probe:
-            probe.wait_for_workers(1, timeout=120)
-            command = subprocess.Popen(
-                [str(BIN / "rankbias"), "stats", "--collection", str(collection), "--terms",
-                 "default", "--engine", "dask", "--scheduler", address, "--out", str(out)],
-                env=child_env(), stderr=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            deadline = time.monotonic() + 120
-            while not any(probe.processing().values()):
-                assert command.poll() is None and time.monotonic() < deadline, "never started"
-                time.sleep(0.05)
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask",
+            "--out", str(out)]  # fmt: skip
+    with hand_started_cluster(tmp_path) as (address, scheduler, _):
+        command = started_on(address, args)
         scheduler.kill()
         killed = time.monotonic()
         _, err = command.communicate(timeout=90)
         elapsed = time.monotonic() - killed
-    finally:
-        for process in (worker, scheduler):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
     assert command.returncode == 2, err
     assert err == (
         f"rankbias stats: error: --scheduler {address}: the connection to the scheduler was "
