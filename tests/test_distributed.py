@@ -402,6 +402,43 @@ def test_scheduler_needs_the_dask_engine(tmp_path, capsys):
     assert status == 2 and "expected --engine dask" in err
 
 
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("", "'' is not HOST:PORT; expected tcp://HOST:PORT"),
+        ("localhost", "'localhost' is not HOST:PORT; expected tcp://HOST:PORT"),
+        ("tcp://:8786", "'tcp://:8786' is not HOST:PORT"),
+        ("tcp://localhost:abc", "'tcp://localhost:abc' is not HOST:PORT"),
+        ("tcp://[::1]", "'tcp://[::1]' is not HOST:PORT"),
+        ("tcp://localhost:８７８６", "is not HOST:PORT"),
+        ("inproc://x", "'inproc://x': protocol inproc:// is not used; expected tcp://HOST:PORT"),
+        ("tls://localhost:8786", "protocol tls:// is not used"),
+        ("localhost:0", "'localhost:0': port 0 is out of range 1 to 65535"),
+        ("tcp://127.0.0.1:65536", "port 65536 is out of range 1 to 65535"),
+    ],
+)
+def test_a_scheduler_address_that_is_not_tcp_host_port_is_refused(
+    tmp_path, capsys, address, expected
+):
+    """Refused before anything starts, naming the option (an empty address used to start a
+    local cluster instead; the others failed inside distributed with its own words)."""
+    collection = generated_collection(tmp_path / "c.tsv", 10)
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask"]
+    out = tmp_path / "s.csv"
+    status, err = run_cli([*args, "--scheduler", address, "--out", str(out)], capsys)
+    assert status == 2 and "argument --scheduler: " in err and expected in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("address", ["tcp://[::1]:1", "127.0.0.1:1"])
+def test_a_scheduler_address_in_either_accepted_form_is_tried(tmp_path, capsys, address):
+    collection = generated_collection(tmp_path / "c.tsv", 10)
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask"]
+    extra = ["--scheduler", address, "--connect-timeout", "1", "--out", str(tmp_path / "s.csv")]
+    status, err = run_cli([*args, *extra], capsys)
+    assert status == 2 and f"--scheduler {address}: cannot connect" in err
+
+
 def test_a_collection_workers_cannot_read(tmp_path, capsys, on_cluster):
     status, err = run_cli(
         [

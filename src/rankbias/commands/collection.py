@@ -56,6 +56,7 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     )
     parser.add_argument(
         "--scheduler",
+        type=options.scheduler_address,
         metavar="ADDRESS",
         help="with --engine dask: address of a running `dask scheduler` (tcp://HOST:PORT); "
         "default: a local cluster of --workers single-threaded processes",

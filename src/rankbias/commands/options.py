@@ -135,3 +135,19 @@ def seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
     return value
+
+
+def scheduler_address(text: str) -> str:
+    """``tcp://HOST:PORT`` or ``HOST:PORT`` (``[IPv6]:PORT`` too), the port 1 to 65535: the one
+    protocol the commands connect with (``tls://`` needs a security configuration they do not
+    take, ``inproc://`` reaches only its own process)."""
+    expected = "expected tcp://HOST:PORT, the address a `dask scheduler` prints"
+    scheme, found, rest = text.strip().rpartition("://")
+    if found and scheme != "tcp":
+        raise argparse.ArgumentTypeError(f"{text!r}: protocol {scheme}:// is not used; {expected}")
+    host, _, port = rest.rpartition(":")
+    if not host.strip("[]") or re.fullmatch("[0-9]{1,5}", port, re.ASCII) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT; {expected}")
+    if not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: port {port} is out of range 1 to 65535")
+    return text.strip()
