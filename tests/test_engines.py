@@ -172,3 +172,43 @@ def test_each_input_option_is_needed_by_its_measures(data, capsys):
     args += ["--counterfactual", str(data / "b_cf.run"), "--metrics", "crbo"]
     assert main([*args, "--out", str(data / "never.csv")]) == 2
     assert "found 2 file(s) for 1 --run file(s)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine_name", ["local", "dask"])
+def test_an_input_file_without_a_ranked_document_is_named_by_its_option(
+    data, tmp_path, capsys, engine_name, request
+):
+    """A document ranked within the cut-offs but absent from --polarisation, --groups or (its
+    query) from --counterfactual: the option and the file are named, not the library's
+    argument; the same message on both engines."""
+    if engine_name == "dask":
+        request.getfixturevalue("on_cluster")
+    first = (data / "a.run").read_text().split("\n", 1)[0].split()  # q0's top document
+    without = {}
+    for name, option in [("polarisation.csv", "--polarisation"), ("groups.tsv", "--groups")]:
+        lines = (data / name).read_text().splitlines(keepends=True)
+        without[option] = tmp_path / name
+        without[option].write_text("".join(x for x in lines if not x.startswith(f"{first[2]},")
+                                           and not x.startswith(f"{first[2]}\t")))  # fmt: skip
+    cf = "".join(x for x in (data / "a_cf.run").read_text().splitlines(True) if x[:3] != "q0 ")
+    without["--counterfactual"] = tmp_path / "a_cf.run"
+    without["--counterfactual"].write_text(cf)
+    expected = {
+        "--polarisation": f"--polarisation {without['--polarisation']}: run 'a' ranks document "
+        f"'{first[2]}' for query 'q0', which has no polarisation score (1 such position(s)); "
+        "expected one for every ranked document within the cut-offs",
+        "--groups": f"--groups {without['--groups']}: run 'a' ranks document '{first[2]}' for "
+        "query 'q0', which has no group membership (1 such position(s)); expected one for every "
+        "ranked document within the cut-offs",
+        "--counterfactual": "--counterfactual: run 'a_cf' has no list for 1 query(ies) of run "
+        "'a', e.g. q0",
+    }
+    for option, metric in [("--polarisation", "duo"), ("--groups", "rnd"),
+                           ("--counterfactual", "rbo")]:  # fmt: skip
+        out = tmp_path / "never.csv"
+        args = ["score", "--run", str(data / "a.run"), option, str(without[option]), "--quiet"]
+        args += ["--metrics", metric, "--cutoffs", "5", "--engine", engine_name]
+        assert main([*args, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == f"rankbias score: error: {expected[option]}", err
+        assert not out.exists()

@@ -672,7 +672,7 @@ MEMBERSHIP_EXPECTED = (
         (
             {"polarisation": pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "score": [0.5]})},
             InputError,
-            "polarisation_scores: run 'run' ranks document 'd2' for query 'q1', which has no "
+            "polarisation: run 'run' ranks document 'd2' for query 'q1', which has no "
             "polarisation score (1 such position(s)); expected one for every ranked document "
             "within the cut-offs",
         ),
@@ -817,12 +817,12 @@ def test_background_and_counterfactual_refusals_give_their_whole_message():
     with pytest.raises(InputError) as info:
         score_runs(run, None, ["rbo"], [1], counterfactual={"other": run, "more": run})
     assert str(info.value) == (
-        "counterfactual_run: no counterfactual run for run 'run'; the mapping has ['more', 'other']"
+        "counterfactual: no counterfactual run for run 'run'; the mapping has ['more', 'other']"
     )
     with pytest.raises(InputError) as info:
         score_runs(run, None, ["rbo"], [1], counterfactual=make_run({"q2": ["d1"]}, "cf"))
     assert str(info.value) == (
-        "counterfactual run 'cf' has no list for 1 query(ies) of run 'run', e.g. q1"
+        "counterfactual: run 'cf' has no list for 1 query(ies) of run 'run', e.g. q1"
     )
 
 

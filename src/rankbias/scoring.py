@@ -307,9 +307,9 @@ class RankedInputs:
         else:
             found = table.reindex(pd.MultiIndex.from_arrays([qids, docids]))
         if found.isna().any():
-            first = np.flatnonzero(found.isna().to_numpy())[0]
+            first, argument = np.flatnonzero(found.isna())[0], INPUT_ARGUMENTS[kind].split()[0]
             raise InputError(
-                f"{kind.value}: run {self.run.name!r} ranks document {docids[first]!r} for query "
+                f"{argument}: run {self.run.name!r} ranks document {docids[first]!r} for query "
                 f"{qids[first]!r}, which has no {what} ({int(found.isna().sum())} such "
                 "position(s)); expected one for every ranked document within the cut-offs"
             )
@@ -349,13 +349,13 @@ class RankedInputs:
         other = supplied if isinstance(supplied, Run) else supplied.get(self.run.name)
         if other is None:
             raise InputError(
-                f"counterfactual_run: no counterfactual run for run {self.run.name!r}; the "
+                f"counterfactual: no counterfactual run for run {self.run.name!r}; the "
                 f"mapping has {sorted(supplied)}"
             )
         lacking = self.run.qids[~np.isin(self.run.qids, other.qids)]
         if len(lacking):
             raise InputError(
-                f"counterfactual run {other.name!r} has no list for {len(lacking)} query(ies) "
+                f"counterfactual: run {other.name!r} has no list for {len(lacking)} query(ies) "
                 f"of run {self.run.name!r}, e.g. {_some_ids(lacking)}"
             )
         return [docs for _, docs, _ in self.run], [other.ranked(q) for q in self.run.qids]

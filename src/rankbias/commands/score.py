@@ -286,9 +286,10 @@ def run_score(args) -> int:
                 stats = collection_stats_on_dask(
                     client, args.collection, lexicon, args.tokenizer, per_term, progress=show
                 )
-            frame = score_runs_on_dask(
-                client, runs, stats, requests, args.cutoffs, progress=show, **inputs
-            )
+            with _named_by_option(args):  # a library message names its keyword argument
+                frame = score_runs_on_dask(
+                    client, runs, stats, requests, args.cutoffs, progress=show, **inputs
+                )
     else:
         if term_based:
             runs, background, stats = _read_with_statistics(
@@ -298,7 +299,8 @@ def run_score(args) -> int:
         else:
             (runs, background), stats = read_inputs(), None
         inputs = _other_inputs(args, runs, background)
-        frame = score_runs(runs, stats, requests, args.cutoffs, **inputs)
+        with _named_by_option(args):
+            frame = score_runs(runs, stats, requests, args.cutoffs, **inputs)
     write_table(out, frame)
     for name, count in frame.attrs["missing_documents"].items():
         if count:
@@ -311,6 +313,26 @@ def run_score(args) -> int:
         print(f"{run}: {metric}: {count} undefined value(s) (NaN)", file=sys.stderr)
     print(f"{len(frame)} rows -> {out}", file=sys.stderr)
     return 0
+
+
+#: The option that supplies each keyword input of ``score_runs``.
+OPTIONS = {"qrels": "--qrels", "polarisation": "--polarisation", "group_membership": "--groups"}
+
+
+@contextlib.contextmanager
+def _named_by_option(args):
+    """A library message about a keyword input (``polarisation: …``) names the option and the
+    file that supplied it instead (``--polarisation FILE: …``)."""
+    try:
+        yield
+    except InputError as exc:
+        argument, _, rest = str(exc).partition(": ")
+        if argument == "counterfactual":
+            raise InputError(f"--counterfactual: {rest}") from None
+        if argument in OPTIONS:
+            path = getattr(args, OPTIONS[argument][2:])
+            raise InputError(f"{OPTIONS[argument]} {path}: {rest}") from None
+        raise
 
 
 def _other_inputs(args, runs, background) -> dict:
