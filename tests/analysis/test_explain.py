@@ -245,13 +245,24 @@ def test_top_terms_by_hand_keep_only_terms_that_occur_and_ten_by_default():
         (["nope"], ["nfairr@10"], InputError, "query 'nope' is not in run"),
         (None, ["nfairr"], ValueError, "expected a cut-off"),
         (None, ["duo@10"], InputError, "explain covers RaB, ARaB"),
-        (None, ["texfair_norbdf@10"], InputError, "explain covers"),
+        (None, ["texfair_norbdf@10"], InputError, "RBDF (not TExFAIR without RBDF: undefined"),
     ],
 )
 def test_bad_requests_are_refused(testbed, qids, measures, error, message):
     run, stats, some = testbed
     with pytest.raises(error, match=message.replace("(", r"\(")):
         explain(run, stats, qids or some[:1], measures)
+
+
+def test_a_query_or_measure_given_twice_is_explained_once(testbed):
+    """As score_runs does: the same query, or the same measure however written (its name's
+    case, a parameter at its default), gives its rows once."""
+    run, stats, some = testbed
+    once = explain(run, stats, some[:2], ["nfairr@10", "awrf@5"], permutations=20)
+    measures = ["nfairr@10", "NFaiRR(tau=1)@10", "awrf@5", "awrf@5"]
+    twice = explain(run, stats, [some[0], some[1], some[0]], measures, permutations=20)
+    pd.testing.assert_frame_equal(twice, once)
+    assert sorted(set(once.metric)) == ["awrf", "nfairr"] and len(once) == 2 * (10 + 5)
 
 
 def test_arguments_of_the_wrong_type_are_named(testbed):

@@ -136,15 +136,13 @@ def explain(
     ``contribution``, ``kind``, the measure's ``value`` (as :func:`score_runs` gives it) and
     ``baseline``; exposures ``exposure_<group>`` for the exposure measures.  Measures are
     written with a cut-off (``nfairr@10``); see the module docstring for what a contribution
-    is."""
+    is.  A query or measure given twice is explained once, as :func:`score_runs` does."""
     _check_inputs(run, stats)
-    if isinstance(qids, str):
-        qids = [qids]
+    qids = list(dict.fromkeys([qids] if isinstance(qids, str) else qids))
     known = set(run.qids)
     rng = np.random.default_rng(seed)
     rows = []
-    for text in metrics:
-        request = parse_measure(text)
+    for text, request in {str(r): r for r in map(parse_measure, metrics)}.items():
         if request.cutoff is None:
             raise ValueError(f"measure {text!r}: expected a cut-off, e.g. {text}@10")
         name = request.measure.name
@@ -152,7 +150,8 @@ def explain(
         if base not in LINEAR | SUMMED | SHAPLEY:
             raise InputError(
                 f"measure {request.label}: explain covers RaB, ARaB (and their group parts), "
-                "FaiRR, NFaiRR, AWRF, TED, TExFAIR (with or without RBDF) and RBDF"
+                "FaiRR, NFaiRR, AWRF, TED, TExFAIR and RBDF (not TExFAIR without RBDF: "
+                "undefined on a list without group terms, it has no baseline for Shapley values)"
             )
         k = request.cutoff
         for qid in qids:
