@@ -703,11 +703,12 @@ def started_on(address: str, args: list[str]) -> subprocess.Popen:
 
 def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path):
     """`dask scheduler` and one `dask worker --no-nanny` (nobody restarts it): the worker is
-    killed while the command waits on it, and the command ends within --worker-wait with one
-    message instead of waiting for minutes."""
+    killed while the command waits on it, and the command ends once --worker-wait has passed
+    (give or take the scheduler's notice and the half-second poll), with one message, instead
+    of waiting for minutes."""
     collection = generated_collection(tmp_path / "c.tsv", 300_000)
     args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask",
-            "--worker-wait", "3", "--out", str(tmp_path / "o.csv")]  # fmt: skip
+            "--worker-wait", "5", "--out", str(tmp_path / "o.csv")]  # fmt: skip
     with hand_started_cluster(tmp_path, "--no-nanny") as (address, _, worker):
         command = started_on(address, args)
         worker.kill()
@@ -715,8 +716,8 @@ def test_a_cluster_whose_only_worker_dies_fails_within_the_worker_wait(tmp_path)
         _, err = command.communicate(timeout=90)
         elapsed = time.monotonic() - killed
     assert command.returncode == 2, err
-    assert "has had no worker for 3 s" in err and "Traceback" not in err
-    assert elapsed < 30 and not (tmp_path / "o.csv").exists()
+    assert "has had no worker for 5 s" in err and "Traceback" not in err
+    assert 5 <= elapsed < 15 and not (tmp_path / "o.csv").exists()
 
 
 def test_a_scheduler_that_dies_during_the_work_ends_the_command_with_one_line(tmp_path):
