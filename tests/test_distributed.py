@@ -23,8 +23,9 @@ distributed = pytest.importorskip(
 import rankbias.distributed as engine  # noqa: E402
 from rankbias.cli import main  # noqa: E402
 from rankbias.collection import read_collection_stats  # noqa: E402
+from rankbias.errors import InputError  # noqa: E402
 from rankbias.lexicon import default_lexicon  # noqa: E402
-from rankbias.runs import read_run  # noqa: E402
+from rankbias.runs import Run, read_run  # noqa: E402
 from rankbias.scoring import parse_metric_list, score_runs  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -494,6 +495,33 @@ def test_score_runs_by_query_chunks(client, queries_per_task, background):
     )
     pd.testing.assert_frame_equal(got, expected)
     assert got.attrs == expected.attrs
+
+
+@needs_testbed
+def test_empty_lists_in_different_chunks_give_the_local_engines_message_and_table(client):
+    """Queries with no retrieved document, one in the first chunk and two in the last: with
+    empty="error" the same message as the local engine (all three counted, not a chunk's
+    share), with empty="nan" the same table and the same list of empty queries."""
+    stats = read_collection_stats(TESTBED / "collection.tsv", default_lexicon(), workers=1)
+    full = read_run(RUNS[0]).restrict(read_run(RUNS[0]).qids[:12])
+    lengths = full.list_lengths.copy()
+    lengths[[1, 10, 11]] = 0
+    keep = np.concatenate(
+        [np.arange(n) < m for n, m in zip(full.list_lengths, lengths, strict=True)]
+    )
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    run = Run(full.name, full.qids, offsets, full.docids[keep], full.scores[keep])
+    options = dict(metrics=["nfairr", "rab"], cutoffs=(5, 10), queries_per_task=3)
+    with pytest.raises(InputError) as local:
+        score_runs(run, stats, options["metrics"], options["cutoffs"])
+    with pytest.raises(InputError) as dask:
+        engine.score_runs_on_dask(client, run, stats, **options)
+    assert str(dask.value) == str(local.value)
+    assert "3 query(ies) have no retrieved documents" in str(local.value)
+    expected = score_runs(run, stats, options["metrics"], options["cutoffs"], empty="nan")
+    got = engine.score_runs_on_dask(client, run, stats, empty="nan", **options)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.attrs == expected.attrs and len(got.attrs["empty_queries"][run.name]) == 3
 
 
 def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
