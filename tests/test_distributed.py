@@ -140,6 +140,30 @@ def test_a_partition_read_block_by_block_through_one_buffer(tmp_path, monkeypatc
     assert caught.value.line_in_block == 530 and "not valid UTF-8" in caught.value.message
 
 
+def test_a_partition_checks_the_file_it_opened_not_the_path(tmp_path, monkeypatch):
+    """The identity a worker checks is the open file's: a file renamed over the path after the
+    open is not read (the open file is the one the command started with, read whole); one
+    renamed over it before the open is refused."""
+    lexicon = default_lexicon()
+    path = generated_collection(tmp_path / "c.tsv", 300)
+    other = generated_collection(tmp_path / "other.tsv", 300, seed=5)
+    started, size = engine.identity(str(path)), path.stat().st_size
+    expected = engine.count_byte_range(str(path), 0, size, lexicon, "default", False, started)
+    opened = engine._open_raw
+
+    def open_then_replace(location):
+        handle = opened(location)
+        os.replace(other, path)
+        return handle
+
+    monkeypatch.setattr(engine, "_open_raw", open_then_replace)
+    got = engine.count_byte_range(str(path), 0, size, lexicon, "default", False, started)
+    assert_same_blocks(got, expected)
+    monkeypatch.setattr(engine, "_open_raw", opened)
+    with pytest.raises(engine.FileChangedError):
+        engine.count_byte_range(str(path), 0, size, lexicon, "default", False, started)
+
+
 # ---- what the local engine reads, the Dask engine reads too --------------------------------
 @pytest.mark.parametrize(
     "variant", ["gzip without .gz", "byte-order mark", "CR LF line ends", "lone CR line ends"]
