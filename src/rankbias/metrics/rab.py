@@ -143,6 +143,12 @@ def _rank_bias_kernel(inputs, cutoffs, magnitude="tc", female="f", male="m", *, 
     return inputs.cache[cache_key][key]
 
 
+def _label(params: dict, *, base: str, suffix: str) -> str:
+    """``rab_tc``, ``arab_bool_f``: the label names the magnitude (a function of the module, so
+    that a measure pickles by reference, as the Dask engine ships it)."""
+    return f"{base}_{params['magnitude']}{suffix}"
+
+
 for _base, _text in (
     ("rab", "RaB@t = (1/t') Σ_{i≤t'} (mag_m(d_i) − mag_f(d_i))"),
     ("arab", "ARaB@t = (1/t') Σ_{x≤t'} RaB@x"),
@@ -162,7 +168,7 @@ for _base, _text in (
                 kernel=functools.partial(_rank_bias_kernel, key=_name),
                 parameters=(MAGNITUDE, FEMALE, MALE),
                 display={"rab": "RaB", "arab": "ARaB"}[_base] + _suffix,
-                label=lambda params, b=_base, s=_suffix: f"{b}_{params['magnitude']}{s}",
+                label=functools.partial(_label, base=_base, suffix=_suffix),
                 label_parameters=("magnitude",),
             ),
             aliases={f"{_base}_{kind}{_suffix}": {"magnitude": kind} for kind in MAGNITUDES},
