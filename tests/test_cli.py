@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -357,6 +358,45 @@ def test_the_first_signal_ends_a_command_waiting_on_a_fifo(files, tmp_path, how,
     assert child.returncode == {"SIGTERM": 143, "SIGINT": 130}[how], err
     assert "no output was written" in err and "Traceback" not in err
     assert not out.exists() and hidden_temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_a_signal_whose_exception_was_swallowed_still_ends_a_wait(how):
+    """A signal's exception raised where Python swallows it (here a finaliser; seen inside an
+    import) is recorded, and the wait for a read that never ends stops on it within a
+    fraction of a second, as terminated or interrupted; without the record it would wait for
+    ever."""
+    from concurrent.futures import Future
+
+    from rankbias import outputs
+    from rankbias.commands.score import finished
+
+    number = getattr(signal, how)
+
+    class SignalsOnCollection:
+        def __del__(self):
+            os.kill(os.getpid(), number)
+            for _ in range(10_000):  # the handler runs here, inside the finaliser
+                pass
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with outputs.handle_signals():
+            try:
+                SignalsOnCollection()  # collected at once: the exception goes nowhere
+                started = time.monotonic()
+                never = Future()  # as good as never: done after 5 s, so that a fault fails
+                threading.Timer(5, never.set_result, [None]).start()
+                with pytest.raises(outputs.Terminated) as caught:
+                    finished(never)
+                waited = time.monotonic() - started
+            finally:
+                pending = list(outputs.PENDING_SIGNALS)
+                outputs.PENDING_SIGNALS.clear()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert pending == [number] and caught.value.signum == number and waited < 1
+    assert str(caught.value) == {"SIGTERM": "terminated by SIGTERM", "SIGINT": "interrupted"}[how]
 
 
 @pytest.fixture

@@ -171,6 +171,20 @@ except Terminated as exc:
     assert temporaries(tmp_path) == []
 
 
+def killed(pid: int, within: float = 10) -> bool:
+    """Whether process ``pid`` is gone or a zombie within ``within`` seconds: a SIGKILL takes
+    effect when the process next runs, which on a loaded machine is not at once."""
+    status, deadline = Path(f"/proc/{pid}/stat"), time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if status.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.mark.parametrize("ignored", [False, True])
 def test_at_once_removes_temporaries_kills_children_and_keeps_an_inherited_ignore(
     tmp_path, ignored
@@ -210,12 +224,70 @@ finally:
     assert child.returncode == (143 if ignored else 130) and out == ""
     assert err == f"rankbias test: {what}; no output was written\n"
     assert target.read_text() == "old\n" and temporaries(tmp_path) == []
-    status = Path(f"/proc/{sleeper}/stat")
-    assert not status.exists() or status.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    assert killed(sleeper)
     before = signal.getsignal(signal.SIGINT)
     with handle_signals(at_once="rankbias test"):
         assert signal.getsignal(signal.SIGINT) is not before
     assert signal.getsignal(signal.SIGINT) is before
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_a_command_whose_signal_exception_was_swallowed_ends_after_the_grace(tmp_path, how):
+    """``handle_signals(command=…)``: the signal's exception is raised inside a finaliser, where
+    Python swallows it, and the command goes on sleeping; it still ends about GRACE_S after the
+    signal, its temporary removed, with one line and exit status 128 + signal."""
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    script = f"""
+import gc, os, signal, sys, time
+from rankbias.outputs import atomic_open, handle_signals
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+class SignalsOnCollection:
+    def __del__(self):
+        os.kill(os.getpid(), signal.{how})
+        for _ in range(10_000):
+            pass
+
+with handle_signals(command="rankbias test"), atomic_open({str(target)!r}) as handle:
+    handle.write("half")
+    SignalsOnCollection()
+    print(time.monotonic(), flush=True)
+    time.sleep(30)
+print("went on", flush=True)
+"""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    signalled = float(child.stdout.readline())
+    out, err = child.communicate(timeout=30)
+    ended = time.monotonic()
+    what = {"SIGTERM": "terminated by SIGTERM", "SIGINT": "interrupted"}[how]
+    assert child.returncode == 128 + getattr(signal, how) and out == ""
+    assert err.endswith(f"rankbias test: {what}; no output was written\n")  # after Python's
+    assert err.count("no output was written") == 1  # "Exception ignored in" lines
+    assert 0.4 < ended - signalled < 5
+    assert target.read_text() == "old\n" and temporaries(tmp_path) == []
+
+
+def test_a_signal_exception_that_leaves_the_block_cancels_the_grace():
+    """Once the exception has left the block the process is ending by itself (or, in a
+    library's caller, going on): the grace timer does not end it later."""
+    script = """
+import os, signal, time
+from rankbias.outputs import Terminated, handle_signals
+try:
+    with handle_signals(command="rankbias test"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+except Terminated:
+    time.sleep(1.5)
+    print("went on", flush=True)
+"""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=30)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "went on\n", "")
 
 
 def test_handlers_are_restored_after_the_block():
@@ -223,8 +295,33 @@ def test_handlers_are_restored_after_the_block():
     interrupt = signal.getsignal(signal.SIGINT)
     with handle_signals():
         assert signal.getsignal(signal.SIGTERM) is not before
-        assert signal.getsignal(signal.SIGINT) is interrupt  # SIGINT only with at_once
+        # SIGINT is taken over only from Python's own handler (not from a notebook kernel's)
+        own = interrupt is signal.default_int_handler
+        assert (signal.getsignal(signal.SIGINT) is interrupt) is not own
     assert signal.getsignal(signal.SIGTERM) is before
+    assert signal.getsignal(signal.SIGINT) is interrupt
+
+
+def test_sigint_still_raises_keyboardinterrupt_and_is_recorded():
+    """Ctrl-C raises KeyboardInterrupt as Python's own handler does, and is recorded, so that
+    an interrupt whose exception Python swallows still ends the command as interrupted."""
+    from rankbias import outputs
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), handle_signals():
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10_000):  # the handler runs here
+                    pass
+            finally:
+                pending = list(outputs.PENDING_SIGNALS)
+                outputs.PENDING_SIGNALS.clear()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert pending == [signal.SIGINT]
+    assert str(outputs.Terminated(signal.SIGINT)) == "interrupted"
+    assert str(outputs.Terminated(signal.SIGTERM)) == "terminated by SIGTERM"
 
 
 def test_a_signal_ignored_on_entry_stays_ignored():

@@ -135,18 +135,20 @@ def main(argv: list[str] | None = None) -> int:
     name = f"rankbias {args.command}"
     from rankbias.outputs import (
         PENDING_SIGNALS,
+        REPORTED,
         Terminated,
         handle_signals,
         workers_die_with_parent,
     )
 
     try:
-        with handle_signals(), workers_die_with_parent():
+        with handle_signals(command=name), workers_die_with_parent():
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if args.debug:
             raise
         print(f"{name}: interrupted; no output was written", file=sys.stderr)
+        REPORTED.set()
         return EXIT_INTERRUPTED
     except Terminated as exc:
         signum = exc.signum
@@ -171,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return EXIT_BUG
     print(f"{name}: {Terminated(signum)}; no output was written", file=sys.stderr)
+    REPORTED.set()
     return 128 + signum
 
 

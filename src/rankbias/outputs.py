@@ -20,6 +20,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,9 +47,12 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".csv.gz", ".tsv.gz")
 
 # temporary files of this process that exist right now (removed by the signal handler too)
 _LIVE_TEMPS: set[str] = set()
-#: Signals received while :func:`handle_signals` was active: a :class:`Terminated` raised inside
-#: a finaliser is swallowed by Python, and this record still ends the command as terminated.
+#: Signals received while :func:`handle_signals` was active: an exception a handler raises inside
+#: a finaliser or an import can be swallowed by Python, and this record still ends the command.
 PENDING_SIGNALS: list[int] = []
+#: Set once the command line has said how the command ended (the grace timer then says nothing).
+REPORTED = threading.Event()
+GRACE_S = 0.5  # how long a command may take to end after a signal before it is ended at once
 
 
 # ---- formats -------------------------------------------------------------------------------
@@ -357,25 +361,51 @@ def write_table(target: str | os.PathLike[str], table, option: str = "--out") ->
 
 # ---- signals ---------------------------------------------------------------------------------
 class Terminated(BaseException):
-    """The process received ``SIGTERM`` or ``SIGHUP`` (raised so that clean-up code runs)."""
+    """The process received ``SIGTERM`` or ``SIGHUP`` (raised so that clean-up code runs), or a
+    signal whose own exception Python swallowed (``SIGINT``: "interrupted")."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
     def __str__(self) -> str:
+        if self.signum == signal.SIGINT:
+            return "interrupted"
         return f"terminated by {signal.Signals(self.signum).name}"
 
 
+def _end_now(command: str, signum: int) -> None:
+    """End the process as a signal's default would, but cleanly: temporaries removed, child
+    processes killed (with psutil, where installed), one line said, exit status 128 + signal."""
+    for name in list(_LIVE_TEMPS):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    with contextlib.suppress(ImportError):  # imported already: psutil comes with distributed
+        import psutil
+
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    if not REPORTED.is_set():
+        os.write(2, f"{command}: {Terminated(signum)}; no output was written\n".encode())
+    os._exit(128 + signum)
+
+
 @contextlib.contextmanager
-def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: str = ""):
+def handle_signals(
+    signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: str = "", command: str = ""
+):
     """While the block runs (in the main thread), ``SIGTERM``/``SIGHUP`` remove this process's
-    temporary files and raise :class:`Terminated` (a forked child dies of the signal); a signal
-    ignored on entry (``nohup``) stays ignored.  With ``at_once`` (a command's name), ``SIGINT``
-    too, and the process ends at once, running no clean-up code: child processes killed, ``NAME:
-    interrupted|terminated by …; no output was written`` printed, exit status 128 + signal.  For
-    a Dask cluster, which an exception raised anywhere leaves slow or unable to close cleanly."""
-    owner = os.getpid()
+    temporary files and raise :class:`Terminated` (a forked child dies of the signal), ``SIGINT``
+    (if Python's own handler is in place) raises ``KeyboardInterrupt`` as before; each is
+    recorded in :data:`PENDING_SIGNALS`.  A signal ignored on entry (``nohup``) stays ignored.
+    With ``at_once`` (a command's name), the process ends at once, running no clean-up code:
+    child processes killed, ``NAME: interrupted|terminated by …; no output was written``
+    printed, exit status 128 + signal.  For a Dask cluster, which an exception raised anywhere
+    leaves slow or unable to close cleanly.  With ``command`` (its name), a block the signal's
+    exception has not left within :data:`GRACE_S` seconds (Python swallowed the exception) ends
+    so too."""
+    owner, timers = os.getpid(), []
 
     def on_signal(signum, frame):
         if os.getpid() != owner:
@@ -383,25 +413,28 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: st
             os.kill(os.getpid(), signum)
             return
         PENDING_SIGNALS.append(signum)
+        if at_once:
+            _end_now(at_once, signum)
         for name in list(_LIVE_TEMPS):
             with contextlib.suppress(OSError):
                 os.unlink(name)
-        if at_once:
-            for child in psutil.Process().children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    child.kill()
-            what = "interrupted" if signum == signal.SIGINT else Terminated(signum)
-            os.write(2, f"{at_once}: {what}; no output was written\n".encode())
-            os._exit(128 + signum)
-        raise Terminated(signum)
+        if command and not timers:
+            timers.append(threading.Timer(GRACE_S, _end_now, [command, signum]))
+            timers[0].daemon = True  # an exit in time is not delayed by it
+            timers[0].start()
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
     if at_once:  # imported now: an import inside the handler could meet a half-imported module
-        import psutil  # a dependency of distributed
+        import psutil  # noqa: F401 - a dependency of distributed
     previous = {}
-    for name in (*signals, "SIGINT") if at_once else signals:
+    for name in (*signals, "SIGINT"):
         number = getattr(signal, name, None)
         if number is None or signal.getsignal(number) == signal.SIG_IGN:
             continue
+        if name == "SIGINT" and not (
+            at_once or signal.getsignal(number) is signal.default_int_handler
+        ):
+            continue  # a handler of someone else's (a notebook's kernel)
         try:
             previous[number] = signal.signal(number, on_signal)
         except ValueError:  # not the main thread
@@ -409,6 +442,8 @@ def handle_signals(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP"), at_once: st
     try:
         yield
     finally:
+        for timer in timers:  # the block has ended: the exception is on its way out
+            timer.cancel()
         for number, handler in previous.items():
             signal.signal(number, handler)
 

@@ -206,6 +206,21 @@ def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = No
     return future
 
 
+def finished(future):
+    """``future`` once done, waited for in steps of a tenth of a second, ended by a signal whose
+    exception Python swallowed (seen: a SIGTERM that arrived while a module was compiled left
+    the command waiting for ever on a ``--run`` FIFO nobody wrote to)."""
+    from concurrent.futures import wait
+
+    from rankbias.outputs import PENDING_SIGNALS, Terminated
+
+    while not future.done():
+        wait([future], timeout=0.1)
+        if PENDING_SIGNALS:  # the handler's exception was swallowed (raised inside an import)
+            raise Terminated(PENDING_SIGNALS[0])
+    return future
+
+
 def read_runs(paths, order: str, workers: int | None) -> list:
     """The run files, read on up to ``workers`` threads (Arrow parses and sorts without the
     global interpreter lock); the first bad file in command-line order is the one reported."""
@@ -216,7 +231,7 @@ def read_runs(paths, order: str, workers: int | None) -> list:
         on_daemon_thread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
         for path in paths
     ]
-    return [read.result() for read in reads]
+    return [finished(read).result() for read in reads]
 
 
 def _read_with_statistics(read_inputs, statistics):
@@ -233,10 +248,10 @@ def _read_with_statistics(read_inputs, statistics):
     try:
         stats = statistics(check)
     except Exception:
-        if reading.exception() is not None:  # waits for the runs: their error comes first
+        if finished(reading).exception() is not None:  # the runs' error comes first
             raise reading.exception() from None
         raise
-    runs, background = reading.result()
+    runs, background = finished(reading).result()
     return runs, background, stats
 
 
