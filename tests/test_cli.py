@@ -94,6 +94,7 @@ BAD_OPTIONS = [
     # beyond 64-bit arrays: a message, not an OverflowError
     (["--background-depth", "1" + "0" * 30], "argument --background-depth: '1000000000000000"),
     (["--cutoffs", "5," + "1" + "0" * 30], "is too large (more than 2147483647)"),
+    (["--cutoffs", "2147483648"], "'2147483648' is too large (more than 2147483647)"),
     (["--workers", "1" + "0" * 30], "argument --workers: '1000000000000000"),
     # non-ASCII digits, which int() and float() would read
     (["--cutoffs", "\u0665"], "argument --cutoffs: '\u0665' is not an integer"),

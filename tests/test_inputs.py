@@ -242,3 +242,20 @@ def test_a_source_that_is_neither_a_path_nor_a_file_is_a_type_error(source, frag
     for reader in (read_bytes, lambda s: list(open_lines(s))):
         with pytest.raises(TypeError, match=re.escape(fragment)):
             reader(source)
+
+
+def test_a_file_rewritten_in_place_with_the_same_size_is_not_the_same_file(tmp_path):
+    """The identity holds the modification time: a rewrite that keeps the device, the inode
+    and the size (a collection edited in place, one letter changed) is still a change."""
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"d1\tshe said\n")
+    started = inputs.file_identity(path)
+    assert inputs.same_file(inputs.file_identity, path, started)
+    with open(path, "r+b") as handle:  # same inode, same size
+        handle.write(b"d2")
+    later = started[3] + 10**9  # a rewrite's time (set: the clock may not have moved yet)
+    os.utime(path, ns=(later, later))
+    assert inputs.file_identity(path)[:3] == started[:3]
+    assert not inputs.same_file(inputs.file_identity, path, started)
+    with pytest.raises(InputError, match="the file changed while it was read"):
+        inputs.check_unchanged(path, started)
