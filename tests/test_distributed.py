@@ -522,6 +522,29 @@ def test_score_runs_by_query_chunks(client, queries_per_task, background):
 
 
 @needs_testbed
+def test_a_background_with_missing_documents_is_counted_per_run_as_locally(client):
+    """Two runs over different queries, split in chunks, read a background in which every
+    seventh document is not in the collection: the table and the counts per run are the
+    local engine's (each run's share of the background, summed over its chunks)."""
+    stats = read_collection_stats(TESTBED / "collection.tsv", default_lexicon(), workers=1)
+    bm25, rm3 = (read_run(path) for path in RUNS[:2])
+    runs = [bm25.restrict(bm25.qids[:9]), rm3.restrict(rm3.qids[5:20])]
+    docids = bm25.docids.astype(object)
+    docids[::7] = [f"absent-{i}" for i in range(len(docids[::7]))]
+    background = Run("bg", bm25.qids, bm25.offsets, docids, bm25.scores)
+    options = dict(
+        metrics=["nfairr(background=run)", "ifairr(background=run)"], cutoffs=(5, 10),
+        background=background, missing="neutral",
+    )  # fmt: skip
+    expected = score_runs(runs, stats, **options)
+    got = engine.score_runs_on_dask(client, runs, stats, queries_per_task=4, **options)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.attrs == expected.attrs
+    first, second = (got.attrs["missing_documents"][f"bg (background of {r.name})"] for r in runs)
+    assert 0 < first < second  # 9 and 15 queries of the background
+
+
+@needs_testbed
 def test_empty_lists_in_different_chunks_give_the_local_engines_message_and_table(client):
     """Queries with no retrieved document, one in the first chunk and two in the last: with
     empty="error" the same message as the local engine (all three counted, not a chunk's

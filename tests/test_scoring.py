@@ -612,9 +612,26 @@ def test_a_background_document_missing_from_the_collection_is_neutral_under_neut
     # IFaiRR@2 over the background's best two: ω(gone) = 1, then 0 -> 1; NFaiRR = 1 / 1
     assert value(frame, "ifairr(background=run)", 2) == pytest.approx(1.0)
     assert value(frame, "nfairr(background=run)", 2) == pytest.approx(1.0)
-    assert frame.attrs["missing_documents"]["bg (background)"] == 1
+    assert frame.attrs["missing_documents"]["bg (background of run)"] == 1
     with pytest.raises(InputError, match="background run 'bg' names 1 document"):
         score_runs(run, stats_of(TEXTS), metrics, [2], background)
+
+
+def test_a_background_is_counted_for_each_run_that_reads_it():
+    """Runs with different queries read different parts of the background: the missing
+    documents of each part are reported under that run, none is dropped (q1's is read by
+    ``a`` only, and ``b`` is the last run)."""
+    background = make_run({"q1": ["d1", "gone"], "q2": ["d2", "lost", "away"]}, "bg")
+    runs = [make_run({"q1": ["d3"], "q2": ["d1"]}, "a"), make_run({"q2": ["d4"]}, "b")]
+    frame = score_runs(
+        runs, stats_of(TEXTS), ["nfairr(background=run)"], [2], background, missing="neutral"
+    )
+    assert frame.attrs["missing_documents"] == {
+        "a": 0,
+        "bg (background of a)": 3,
+        "b": 0,
+        "bg (background of b)": 2,
+    }
 
 
 def test_rank_fairness_of_a_short_list_beside_a_long_one():

@@ -586,5 +586,5 @@ def _reassemble(runs, plan, results, parts) -> pd.DataFrame:
             for key, count in attrs["missing_documents"].items():
                 totals[key] = totals.get(key, 0) + count
             empty.setdefault(run.name, []).extend(attrs["empty_queries"][run.name])
-        missing.update(totals)  # a background's count is the last run's, as in score_runs
+        missing.update(totals)  # a background is counted per run, as in score_runs
     return tidy_table(frames, missing, empty)

@@ -289,7 +289,7 @@ class RankedInputs:
         rows, n_missing = _ranked_rows(
             sub, self.collection, depth, self.options["missing"], "background run"
         )
-        self.missing_documents[f"{background.name} (background)"] = n_missing
+        self.missing_documents[f"{background.name} (background of {run.name})"] = n_missing
         return _gather(per_document, rows, absent_value), sub.list_lengths
 
     # ---- other inputs -------------------------------------------------------------------
@@ -461,8 +461,8 @@ def score_runs(
     (default: computed from ``stats``).
 
     Returns columns ``run, qid, metric, cutoff, value``; ``attrs`` holds ``missing_documents``
-    (run → count), ``empty_queries`` (run → qids) and ``undefined_values``
-    ((run, metric) → number of NaN values).
+    (run, and ``"<background> (background of <run>)"``, → count), ``empty_queries`` (run →
+    qids) and ``undefined_values`` ((run, metric) → number of NaN values).
     """
     runs = [runs] if isinstance(runs, Run) else list(runs)
     if missing not in MISSING_POLICIES:
