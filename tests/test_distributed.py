@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import socket
 import subprocess
@@ -138,6 +139,37 @@ def test_a_partition_read_block_by_block_through_one_buffer(tmp_path, monkeypatc
     with pytest.raises(collection.BlockError) as caught:
         engine.count_byte_range(str(path), 0, path.stat().st_size, lexicon, "default", False)
     assert caught.value.line_in_block == 530 and "not valid UTF-8" in caught.value.message
+
+
+def test_a_partition_read_from_a_file_that_returns_short_reads(tmp_path, monkeypatch):
+    """A file object may fill less than it is asked for (a network file system, an fsspec
+    file): a block is read until it is whole, so the documents are the local engine's."""
+    from rankbias import collection
+
+    lexicon = default_lexicon()
+    path = generated_collection(tmp_path / "c.tsv", 300)
+    size = path.stat().st_size
+    expected = engine.count_byte_range(str(path), 0, size, lexicon, "default", False)
+    opened = engine._open_raw
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, handle):
+            self.handle = handle
+
+        def seek(self, *where):
+            return self.handle.seek(*where)
+
+        def readinto(self, view):
+            return self.handle.readinto(memoryview(view)[:333])
+
+        def read(self, size=-1):
+            return self.handle.read(size)
+
+    monkeypatch.setattr(engine, "_open_raw", lambda location: Trickle(opened(location)))
+    monkeypatch.setattr(collection, "DEFAULT_BLOCK_BYTES", 4096)
+    got = engine.count_byte_range(str(path), 0, size, lexicon, "default", False)
+    assert len(got) > 3
+    assert_same_blocks(got, expected)
 
 
 def test_a_partition_checks_the_file_it_opened_not_the_path(tmp_path, monkeypatch):
