@@ -167,7 +167,7 @@ _FIELD_SEPARATOR = re.compile(r"[ \t]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _run_name(where: str) -> str:
+def run_name(where: str) -> str:
     """The file's stem, non-UTF-8 bytes written as ``\\xff`` escapes."""
     base = where.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
     base = base.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -187,7 +187,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     if order not in ("score", "file"):
         raise ValueError(f"order must be 'score' or 'file', found {order!r}")
     where = source_name(source)
-    name = name or _run_name(where)
+    name = name or run_name(where)
     data = read_bytes(source, "run file")
     refuse_inner_bom(data, where)
     run = _read_run_fast(data, name, order)

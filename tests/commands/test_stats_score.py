@@ -171,6 +171,30 @@ def test_score_bad_arguments(tmp_path, terms, collection, capsys):
     assert f"{bad_run}:1:" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_two_run_files_of_one_name_are_refused_before_anything_is_read(
+    tmp_path, terms, engine, capsys
+):
+    """Runs are named after their files: ``a/bm25.run`` and ``b/bm25.txt`` would be two
+    ``bm25`` in the table.  Both files are named before the collection is read (this one has a
+    bad line) and before a cluster starts, and nothing is written."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = write_run(tmp_path / "a" / "bm25.run", [("q1", "d1")])
+    second = write_run(tmp_path / "b" / "bm25.txt", [("q1", "d2")])
+    collection = tmp_path / "c.tsv"
+    collection.write_text("d1\tno tab here\td2\n", encoding="utf-8")
+    out = tmp_path / "o.csv"
+    argv = ["score", "--collection", str(collection), "--terms", str(terms), "--engine", engine,
+            "--run", str(first), "--run", str(second), "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--run {first} and --run {second} are both run 'bm25'" in err
+    assert not out.exists()
+    other = write_run(tmp_path / "b" / "bm25_rm3.run", [("q1", "d2")])
+    assert main([*argv[:-4], "--run", str(other), "--out", str(out)]) == 2
+    assert f"{collection}:1:" in capsys.readouterr().err  # distinct names: the collection's error
+
+
 def test_real_runs_through_the_command(tmp_path):
     if not PUBLIC.is_dir():
         pytest.skip("public data folder absent")

@@ -166,6 +166,7 @@ def measures_of(args) -> list:
 
 def _check_inputs(args, requests) -> None:
     """Every input the measures need is given, and no option goes unused."""
+    from rankbias.runs import run_name
     from rankbias.scoring import required_inputs
 
     for kind, names in required_inputs(requests).items():
@@ -185,6 +186,13 @@ def _check_inputs(args, requests) -> None:
         )
     if args.background_depth is not None and args.background == "collection":
         raise InputError("--background-depth: expected --background RUN too")
+    named = {}  # a run is named after its file: two of one name are refused before any reading
+    for path in args.run:
+        if (first := named.setdefault(run_name(os.fspath(path)), path)) is not path:
+            raise InputError(
+                f"--run {first} and --run {path} are both run {run_name(os.fspath(path))!r} "
+                "(a run is named after its file); expected files of different names"
+            )
 
 
 def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = None):
