@@ -236,6 +236,27 @@ def test_the_same_reading_errors_as_the_local_engine(
     assert f"error: {path}: the " in dask[1]
 
 
+def test_score_counts_with_the_line_limit_it_is_given(tmp_path, capsys, on_cluster):
+    """``score --max-line-bytes`` holds on the Dask engine as on the local one (the Dask engine
+    once counted the collection for ``score`` under the default limit, and scored)."""
+    path = tmp_path / "c.tsv"
+    path.write_text("".join(f"d{i}\tshe went {'x' * (300 if i == 50 else 5)}\n" for i in range(99)))
+    run = write_run(tmp_path / "r.run", [("q1", "d1", 2.0), ("q1", "d50", 1.0)])
+    common = ["score", "--collection", str(path), "--terms", "default", "--run", str(run)]
+    for limit, status in (("100", 2), ("400", 0)):
+        outs = [tmp_path / f"{engine}{limit}.csv" for engine in ("local", "dask")]
+        local = run_cli([*common, "--max-line-bytes", limit, "--out", str(outs[0])], capsys)
+        dask = run_cli(
+            [*common, "--max-line-bytes", limit, "--engine", "dask", "--out", str(outs[1])], capsys
+        )
+        assert local[0] == dask[0] == status
+        assert dask[1].splitlines()[-1] == local[1].splitlines()[-1].replace("local", "dask")
+        assert [out.exists() for out in outs] == [status == 0] * 2
+        if status:
+            start = path.read_bytes().index(b"d50\t")
+            assert f"the line that starts near byte {start} runs for more than 100" in dask[1]
+
+
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
 def test_a_repeated_docid_is_found_with_any_line_end(tmp_path, capsys, on_cluster, line_end):
     lines = [b"d1\tshe sang", b"d2\the ran", b"d3\tthe rain", b"d2\tit rained", b"d5\tx"]

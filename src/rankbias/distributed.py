@@ -442,6 +442,7 @@ def collection_stats_on_dask(
     per_term: bool = False,
     partition_bytes: int | None = None,
     progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> DocStats:
     """The statistics of a whole collection file as one :class:`DocStats` (see the stream)."""
     from rankbias.collection import concat_stats
@@ -449,7 +450,7 @@ def collection_stats_on_dask(
 
     matcher = TermMatcher(lexicon, tokenizer)
     blocks = iter_blocks_on_dask(
-        client, collection, lexicon, tokenizer, per_term, partition_bytes, progress
+        client, collection, lexicon, tokenizer, per_term, partition_bytes, progress, max_line_bytes
     )
     parts = [block.stats(matcher) for block in blocks]
     return concat_stats(parts, _collection_location(collection)[1])

@@ -307,8 +307,9 @@ def run_score(args) -> int:
             stats = None
             if term_based:
                 stats = collection_stats_on_dask(
-                    client, args.collection, lexicon, args.tokenizer, per_term, progress=show
-                )
+                    client, args.collection, lexicon, args.tokenizer, per_term, None, show,
+                    args.max_line_bytes,
+                )  # fmt: skip
             with _named_by_option(args):  # a library message names its keyword argument
                 frame = score_runs_on_dask(
                     client, runs, stats, requests, args.cutoffs, progress=show, **inputs
