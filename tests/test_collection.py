@@ -660,7 +660,8 @@ def documents_read(path: Path, data: bytes, kind: str, limit: int, block_bytes=1
 def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path, kind):
     """``max_line_bytes=40``: a 40-byte line (line end not counted) is read, first or not, and
     so are many short lines ended by CR alone; a 41-byte line is refused, naming the byte where
-    it starts, on every reader (a file is read in ranges, gzip and FIFOs as streams)."""
+    it starts (the first such line, not the longest), on every reader (a file is read in
+    ranges, gzip and FIFOs as streams)."""
     short, exact, over = b"d1\tshe he\n", b"d2\t" + b"x" * 37 + b"\n", b"d2\t" + b"x" * 38 + b"\n"
     assert documents_read(tmp_path / "a", short + exact + b"d3\the\n", kind, 40) == 3
     assert documents_read(tmp_path / "b", exact, kind, 40) == 1
@@ -671,6 +672,8 @@ def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path,
         ("d", over + short, 0, 1 << 20),
         ("e", short + over, len(short), 1 << 20),
         ("f", short + long, len(short), 16),
+        # two lines over the limit in one block: the first is named, not the longest
+        ("h", short + over + long, len(short), 1 << 20),
         # longer than a 64 KiB look-ahead for the next cut: refused while the file is cut
         ("g", short + b"d2\t" + b"x" * 70_000 + b"\n", 16 if kind == "plain" else len(short), 16),
     ):

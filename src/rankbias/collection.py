@@ -64,15 +64,15 @@ MAX_LINE_BYTES = 1 << 26  # 64 MiB
 
 
 def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> None:
-    """A line of ``data`` longer than ``limit`` bytes is an error (free for blocks under it)."""
+    """The first line of ``data`` longer than ``limit`` bytes is an error (free for blocks
+    under it)."""
     if len(data) <= limit:
         return
     codes = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero((codes == 10) | (codes == 13))
-    bounds = np.concatenate([[-1], ends, [len(data)]])
-    longest = int(np.argmax(np.diff(bounds)))
-    if bounds[longest + 1] - bounds[longest] - 1 > limit:
-        raise _line_too_long(label, offset + int(bounds[longest]) + 1, limit)
+    bounds = np.concatenate([[-1], np.flatnonzero((codes == 10) | (codes == 13)), [len(data)]])
+    over = np.flatnonzero(np.diff(bounds) - 1 > limit)
+    if len(over):
+        raise _line_too_long(label, offset + int(bounds[over[0]]) + 1, limit)
 
 
 def _line_too_long(label: str, offset: int, limit: int) -> InputError:
