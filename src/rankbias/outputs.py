@@ -376,18 +376,28 @@ class Terminated(BaseException):
 
 def _end_now(command: str, signum: int) -> None:
     """End the process as a signal's default would, but cleanly: temporaries removed, child
-    processes killed (with psutil, where installed), one line said, exit status 128 + signal."""
+    processes killed (with psutil, where installed), one line said, exit status 128 + signal.
+    The children are all stopped, and the line written, before any is killed: a thread of this
+    process that saw a child die (a Dask nanny's) could start another, or a new resource
+    tracker of multiprocessing whose tracebacks would follow the line."""
     for name in list(_LIVE_TEMPS):
         with contextlib.suppress(OSError):
             os.unlink(name)
+    stopped = set()
     with contextlib.suppress(ImportError):  # imported already: psutil comes with distributed
         import psutil
 
-        for child in psutil.Process().children(recursive=True):
+        for _ in range(2):  # twice: a child started while the others were being stopped
             with contextlib.suppress(psutil.Error):
-                child.kill()
+                for child in psutil.Process().children(recursive=True):
+                    with contextlib.suppress(OSError):
+                        os.kill(child.pid, signal.SIGSTOP)
+                        stopped.add(child.pid)
     if not REPORTED.is_set():
         os.write(2, f"{command}: {Terminated(signum)}; no output was written\n".encode())
+    for pid in stopped:  # os.kill, not psutil: no file is read between two kills
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     os._exit(128 + signum)
 
 
