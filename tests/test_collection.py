@@ -275,6 +275,7 @@ def test_stats_reads_dev_stdin_and_process_substitution(tmp_path):
     assert out2.read_text() == out.read_text()
 
 
+@pytest.mark.signals
 def test_no_worker_outlives_a_killed_stats(tmp_path):
     """kill -9 of `rankbias stats` leaves no process behind (the scan runs on threads)."""
     terms = tmp_path / "terms.csv"

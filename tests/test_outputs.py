@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from terminal import default_signals, python_sigint
 
 from rankbias.errors import InputError
 from rankbias.outputs import (
@@ -53,6 +54,7 @@ def test_the_target_appears_only_when_the_block_ends(tmp_path):
     assert temporaries(tmp_path) == []
 
 
+@pytest.mark.signals
 def test_an_error_keeps_the_previous_file_and_removes_the_temporary(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
@@ -143,6 +145,7 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
 
 
 # ---- signals ---------------------------------------------------------------------------------
+@pytest.mark.signals
 def test_sigterm_removes_the_temporary_and_keeps_the_previous_file(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
@@ -185,6 +188,7 @@ def killed(pid: int, within: float = 10) -> bool:
     return False
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("ignored", [False, True])
 def test_at_once_removes_temporaries_kills_children_and_keeps_an_inherited_ignore(
     tmp_path, ignored
@@ -211,7 +215,8 @@ finally:
 """
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+                             stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=default_signals)  # fmt: skip
     sleeper = int(child.stdout.readline())
     assert len(temporaries(tmp_path)) == 1
     child.send_signal(signal.SIGINT)
@@ -225,12 +230,14 @@ finally:
     assert err == f"rankbias test: {what}; no output was written\n"
     assert target.read_text() == "old\n" and temporaries(tmp_path) == []
     assert killed(sleeper)
-    before = signal.getsignal(signal.SIGINT)
-    with handle_signals(at_once="rankbias test"):
-        assert signal.getsignal(signal.SIGINT) is not before
-    assert signal.getsignal(signal.SIGINT) is before
+    with python_sigint():
+        before = signal.getsignal(signal.SIGINT)
+        with handle_signals(at_once="rankbias test"):
+            assert signal.getsignal(signal.SIGINT) is not before
+        assert signal.getsignal(signal.SIGINT) is before
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
 def test_a_command_whose_signal_exception_was_swallowed_ends_after_the_grace(tmp_path, how):
     """``handle_signals(command=…)``: the signal's exception is raised inside a finaliser, where
@@ -270,6 +277,7 @@ print("went on", flush=True)
     assert target.read_text() == "old\n" and temporaries(tmp_path) == []
 
 
+@pytest.mark.signals
 def test_a_signal_exception_that_leaves_the_block_cancels_the_grace():
     """Once the exception has left the block the process is ending by itself (or, in a
     library's caller, going on): the grace timer does not end it later."""
@@ -290,6 +298,7 @@ except Terminated:
     assert (done.returncode, done.stdout, done.stderr) == (0, "went on\n", "")
 
 
+@pytest.mark.signals
 def test_handlers_are_restored_after_the_block():
     before = signal.getsignal(signal.SIGTERM)
     interrupt = signal.getsignal(signal.SIGINT)
@@ -302,6 +311,7 @@ def test_handlers_are_restored_after_the_block():
     assert signal.getsignal(signal.SIGINT) is interrupt
 
 
+@pytest.mark.signals
 def test_sigint_still_raises_keyboardinterrupt_and_is_recorded():
     """Ctrl-C raises KeyboardInterrupt as Python's own handler does, and is recorded, so that
     an interrupt whose exception Python swallows still ends the command as interrupted."""
@@ -324,6 +334,7 @@ def test_sigint_still_raises_keyboardinterrupt_and_is_recorded():
     assert str(outputs.Terminated(signal.SIGTERM)) == "terminated by SIGTERM"
 
 
+@pytest.mark.signals
 def test_a_signal_ignored_on_entry_stays_ignored():
     """``nohup`` starts a command with SIGHUP ignored: a hangup must not end it."""
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -468,6 +479,7 @@ def test_an_unwritable_directory_is_refused(tmp_path):
         locked.chmod(0o700)
 
 
+@pytest.mark.signals
 def test_a_terminated_swallowed_by_a_finaliser_still_ends_the_write(tmp_path):
     """SIGTERM whose handler runs while the main thread is in a ``__del__``: Python prints and
     drops the ``Terminated``; the temporary is gone all the same, and closing the writer ends

@@ -392,6 +392,7 @@ class StallingHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.signals
 def test_a_terminated_download_leaves_no_partial_file(tmp_path: Path) -> None:
     import signal
     import subprocess
