@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import importlib.util
 import io
 import os
 import socket
@@ -399,6 +400,29 @@ def test_stats_gzip_and_fsspec_url(tmp_path, client, small_partitions):
         assert got.docids.tolist() == expected.docids.tolist()
         np.testing.assert_array_equal(got.lengths, expected.lengths)
         np.testing.assert_array_equal(got.group_counts, expected.group_counts)
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("memory://absent/c.tsv", "no such file"),  # FileNotFoundError without a file name
+        ("nosuchprotocol://x/c.tsv", "Protocol not known: nosuchprotocol"),
+        ("s3://bucket/c.tsv", "s3fs"),  # a store fsspec cannot load (s3fs is not a dependency)
+    ],
+)
+def test_a_url_its_store_cannot_open_is_named_not_the_output(tmp_path, capsys, url, found):
+    """A URL whose store is missing, unknown or has no such file is one line naming the URL:
+    the memory store's FileNotFoundError, which names no file, was once blamed on --out, and
+    a store fsspec could not import was an internal error."""
+    pytest.importorskip("fsspec")
+    if found == "s3fs" and importlib.util.find_spec("s3fs") is not None:
+        pytest.skip("s3fs is installed here")
+    out = tmp_path / "o.csv"
+    argv = ["stats", "--collection", url, "--terms", "default", "--engine", "dask",
+            "--workers", "1", "--out", str(out)]  # fmt: skip
+    status, err = run_cli(argv, capsys)
+    assert status == 2 and f"rankbias stats: error: {url}: " in err and found in err, err
+    assert "o.csv" not in err and "Traceback" not in err and not out.exists()
 
 
 def test_per_term_counts_equal_local(tmp_path, client):

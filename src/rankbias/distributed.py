@@ -237,8 +237,15 @@ def identity(location: str) -> tuple | None:
     if _is_url(location):
         import fsspec
 
-        fs, path = fsspec.core.url_to_fs(location)
-        info = fs.info(path)
+        try:
+            fs, path = fsspec.core.url_to_fs(location)
+            info = fs.info(path)
+        except (ImportError, ValueError, OSError) as exc:  # a store missing, unknown or failing
+            what = "no such file" if isinstance(exc, FileNotFoundError) else str(exc) or repr(exc)
+            raise InputError(
+                f"{location}: {what}; expected a file at a URL whose fsspec store is installed "
+                "and reachable"
+            ) from None
         return (info.get("size"), str(info.get("mtime") or info.get("LastModified") or ""))
     return file_identity(location)
 
