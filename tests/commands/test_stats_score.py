@@ -190,6 +190,9 @@ def test_two_run_files_of_one_name_are_refused_before_anything_is_read(
     err = capsys.readouterr().err
     assert f"--run {first} and --run {second} are both run 'bm25'" in err
     assert not out.exists()
+    twice = str(first)  # one file given twice, as one string object: two runs 'bm25' all the same
+    assert main([*argv[:-6], "--run", twice, "--run", twice, "--out", str(out)]) == 2
+    assert f"--run {first} and --run {first} are both run 'bm25'" in capsys.readouterr().err
     other = write_run(tmp_path / "b" / "bm25_rm3.run", [("q1", "d2")])
     assert main([*argv[:-4], "--run", str(other), "--out", str(out)]) == 2
     assert f"{collection}:1:" in capsys.readouterr().err  # distinct names: the collection's error

@@ -188,11 +188,12 @@ def _check_inputs(args, requests) -> None:
         raise InputError("--background-depth: expected --background RUN too")
     named = {}  # a run is named after its file: two of one name are refused before any reading
     for path in args.run:
-        if (first := named.setdefault(run_name(os.fspath(path)), path)) is not path:
+        if (name := run_name(os.fspath(path))) in named:
             raise InputError(
-                f"--run {first} and --run {path} are both run {run_name(os.fspath(path))!r} "
-                "(a run is named after its file); expected files of different names"
+                f"--run {named[name]} and --run {path} are both run {name!r} (a run is named "
+                "after its file); expected files of different names"
             )
+        named[name] = path
 
 
 def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = None):
