@@ -425,6 +425,22 @@ def test_a_url_its_store_cannot_open_is_named_not_the_output(tmp_path, capsys, u
     assert "o.csv" not in err and "Traceback" not in err and not out.exists()
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "absent"])
+def test_a_collection_that_is_no_regular_file_is_named_for_what_it_is(tmp_path, capsys, kind):
+    """The workers read byte ranges of a file: a pipe (which the local engine streams) or a
+    device is refused for what it is, before any cluster starts; a pipe was "no such file"."""
+    collection = Path("/dev/null") if kind == "device" else tmp_path / "c.tsv"
+    if kind == "fifo":
+        os.mkfifo(collection)  # nobody writes to it: the command must not open it
+    argv = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask",
+            "--workers", "1", "--out", str(tmp_path / "o.csv")]  # fmt: skip
+    status, err = run_cli(argv, capsys)
+    found = "no such file" if kind == "absent" else "not a regular file (a pipe, device or"
+    assert status == 2 and err.startswith(f"rankbias stats: error: collection '{collection}': ")
+    assert found in err and "for a pipe or an ir_datasets id use --engine local" in err
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_per_term_counts_equal_local(tmp_path, client):
     collection = generated_collection(tmp_path / "c.tsv", 1000)
     lexicon = default_lexicon()

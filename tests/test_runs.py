@@ -157,6 +157,9 @@ def test_writer_refuses_to_change_order(tmp_path):
         write_run(tmp_path / "r.run", run)
 
 
+GOOD = pd.DataFrame({"qid": ["q", "q"], "docid": ["a", "b"], "score": [2.0, 1.0]})
+
+
 def test_from_frame_rejects_duplicates_and_nan():
     dup = pd.DataFrame({"qid": ["q", "q"], "docid": ["a", "a"], "score": [1.0, 2.0]})
     with pytest.raises(InputError, match="appears more than once for query q"):
@@ -174,6 +177,26 @@ def test_from_frame_rejects_duplicates_and_nan():
     text = pd.DataFrame({"qid": ["q"], "docid": ["a"], "score": ["high"]})
     with pytest.raises(InputError, match="column score holds a non-number"):
         Run.from_frame(text, name="r")
+
+
+@pytest.mark.parametrize(
+    ("frame", "name", "error", "message"),
+    [
+        # a run named None or 5 gave a 'run' column of None or 5 in every table it scored
+        (GOOD, None, TypeError, "name: expected the run's name, a non-empty str, found None"),
+        (GOOD, 5, TypeError, "name: expected the run's name, a non-empty str, found 5"),
+        (GOOD, " ", TypeError, "name: expected the run's name, a non-empty str, found ' '"),
+        # these two were AttributeErrors
+        ([("q", "a", 1.0)], "r", TypeError,
+         "frame: expected a DataFrame qid, docid, score, found list"),
+        (pd.DataFrame([["q", "a", 1.0, "b"]], columns=["qid", "docid", "score", "docid"]), "r",
+         InputError, "run 'r': the table has column(s) ['docid'] twice; expected once"),
+    ],
+)  # fmt: skip
+def test_from_frame_names_a_wrong_argument(frame, name, error, message):
+    with pytest.raises(error) as info:
+        Run.from_frame(frame, name)
+    assert type(info.value) is error and str(info.value) == message
 
 
 def test_qrels_roundtrip_and_errors(tmp_path):

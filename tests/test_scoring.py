@@ -172,6 +172,29 @@ def test_bad_parameters():
         score_runs([run, run], stats_of(TEXTS))
 
 
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        # each of these ended in an internal error: max() of an empty sequence, a dict's
+        # AttributeError, a list's AttributeError, a KeyError of a tuple
+        ({"metrics": []}, ValueError, "metrics: expected at least one measure, found none"),
+        ({"stats": {"d1": [1, 0]}}, TypeError, "stats: expected a DocStats, found dict"),
+        ({"metrics": ["rbo@5"], "counterfactual": [make_run({"q1": ["d2"]}, "c")]}, TypeError,
+         "counterfactual: expected a Run, or a mapping run name -> Run, found list"),
+        ({"metrics": ["rbo@5"], "counterfactual": {"run": "c.run"}}, TypeError,
+         "counterfactual: expected a Run, or a mapping run name -> Run, found str"),
+        ({"metrics": ["nfairr@5"], "aggregates": {}}, ValueError,
+         "aggregates: nothing for nfairr at cut-offs (5,); expected collection_aggregates() of "
+         "the same measures and cut-offs"),
+    ],
+)  # fmt: skip
+def test_arguments_of_the_wrong_kind_are_named(options, error, message):
+    arguments = {"stats": stats_of(TEXTS), **options}
+    with pytest.raises(error) as info:
+        score_runs(make_run({"q1": ["d1", "d2"]}), **arguments)
+    assert type(info.value) is error and str(info.value) == message
+
+
 def test_figure1_end_to_end_under_the_defaults():
     # Abolghasemi et al. (2024), Fig. 1, each excerpt completed with a second term of its
     # group (the paper: every passage completely biased), plus gender-free background passages

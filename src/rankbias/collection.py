@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankbias.errors import InputError, expect_type, located
+from rankbias.errors import InputError, expect_count, expect_flag, expect_type, located
 from rankbias.inputs import BOM, GZIP_MAGIC, PrefixedStream, check_gzip_name, complete_lines_end
 from rankbias.lexicon import Lexicon
 from rankbias.text import DocStats, TermMatcher
@@ -529,7 +529,10 @@ def iter_blocks(
     """``(matcher, blocks)``: the raw blocks of a collection file, in order, checked for
     repeated docids when the stream ends; a line longer than ``max_line_bytes`` is an error."""
     matcher = TermMatcher(lexicon, tokenizer)
-    workers = workers or os.cpu_count() or 1
+    expect_flag(per_term, "per_term")
+    workers = os.cpu_count() or 1 if workers is None else expect_count(workers, "workers")
+    block_bytes = expect_count(block_bytes, "block_bytes")
+    max_line_bytes = expect_count(max_line_bytes, "max_line_bytes")
     source = _open_source(path)
 
     label = source.label

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_count, expect_flag
 from rankbias.inputs import BOM, GZIP_MAGIC, file_identity, same_file
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
@@ -380,11 +380,14 @@ def _collection_location(collection: str | Path) -> tuple[str, str]:
     if _is_url(collection):
         return collection, collection
     path = Path(collection)
-    if not path.is_file():
+    if not path.is_file():  # a pipe or a device has no byte ranges for the workers to read
+        found = (
+            "not a regular file (a pipe, device or directory)" if path.exists() else "no such file"
+        )
         raise InputError(
-            f"collection {collection!r}: no such file; --engine dask reads a docid<TAB>text "
-            "file (optionally .gz) that the workers can see, or an fsspec URL; for an "
-            "ir_datasets id use --engine local"
+            f"collection {collection!r}: {found}; --engine dask reads a docid<TAB>text "
+            "file (optionally .gz) that the workers can see, or an fsspec URL; for a pipe or "
+            "an ir_datasets id use --engine local"
         )
     return str(path.resolve()), str(path)
 
@@ -406,6 +409,10 @@ def iter_blocks_on_dask(
     """
     from rankbias.collection import checked_blocks, docids_at_lines
 
+    expect_flag(per_term, "per_term")
+    max_line_bytes = expect_count(max_line_bytes, "max_line_bytes")
+    if partition_bytes is not None:
+        expect_count(partition_bytes, "partition_bytes")
     location, label = _collection_location(collection)
     started = identity(location)
     threads = _total_threads(client)

@@ -4,6 +4,8 @@ The command line prints the message and exits with status 2."""
 
 from __future__ import annotations
 
+import numbers
+
 
 class InputError(ValueError):
     """Bad input: a malformed file, an unknown id, an inconsistent parameter."""
@@ -21,3 +23,22 @@ def expect_type(value, name: str, kind: type | tuple[type, ...], expected: str):
     if not isinstance(value, kind):
         raise TypeError(f"{name}: expected {expected}, found {type(value).__name__}")
     return value
+
+
+def expect_flag(value, name: str) -> bool:
+    """``value`` if it is a bool (``numpy.bool_`` too); else a ``TypeError`` naming ``name``: a
+    string such as ``"no"`` or ``"false"`` is true to Python, and would silently mean ``True``."""
+    import numpy as np  # here: the command line imports this module before any numerical one
+
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name}: expected True or False, found {value!r}")
+    return bool(value)
+
+
+def expect_count(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an ``int`` if it is an integer (not a bool) of at least ``minimum``; else a
+    ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer ≥ {minimum}"
+        raise ValueError(f"{name}: expected {kind}, found {value!r}")
+    return int(value)

@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rankbias.errors import InputError, expect_type, located
+from rankbias.errors import InputError, expect_flag, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 
 __all__ = [
@@ -359,6 +359,7 @@ def subsample(lexicon: Lexicon, fraction: float, seed: int, stratified: bool = T
         raise TypeError(
             f"seed: expected an integer (explicit, for a reproducible draw), found {seed!r}"
         )
+    stratified = expect_flag(stratified, "stratified")
     rng = np.random.default_rng(seed)
     kept: list[str] = []
     pools = [lexicon.terms_of(g) for g in lexicon.groups] if stratified else [lexicon.terms]

@@ -52,6 +52,12 @@ class Run:
         """
         if order not in ("score", "given"):
             raise ValueError(f"order must be 'score' or 'given', found {order!r}")
+        expect_type(frame, "frame", pd.DataFrame, "a DataFrame qid, docid, score")
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name: expected the run's name, a non-empty str, found {name!r}")
+        twice = sorted({c for c in frame.columns[frame.columns.duplicated()]})
+        if twice:
+            raise InputError(f"run {name!r}: the table has column(s) {twice} twice; expected once")
         missing = {"qid", "docid", "score"} - set(frame.columns)
         if missing:
             raise InputError(f"run {name!r}: table lacks column(s) {sorted(missing)}")

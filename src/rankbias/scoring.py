@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_type
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -140,6 +140,8 @@ def plan_measures(
     if isinstance(metrics, str | MeasureRequest):
         raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
     requests = [parse_measure(item) for item in dict.fromkeys(metrics)]
+    if not requests:
+        raise ValueError("metrics: expected at least one measure, found none")
     cutoffs = _check_cutoffs(cutoffs)
     plan = [
         PlannedMeasure(r, r.parameters(), (r.cutoff,) if r.cutoff is not None else cutoffs)
@@ -364,7 +366,7 @@ class RankedInputs:
 def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactual) -> dict:
     supplied: dict = {}
     if stats is not None:
-        supplied[Input.TERM_STATISTICS] = stats
+        supplied[Input.TERM_STATISTICS] = expect_type(stats, "stats", DocStats, "a DocStats")
     if qrels is not None:
         supplied[Input.RELEVANCE] = _keyed_numbers(qrels, "relevance", "qrels", ["qid", "docid"])
     if polarisation is not None:
@@ -372,6 +374,9 @@ def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactua
     if group_membership is not None:
         supplied[Input.GROUP_MEMBERSHIP] = _protected_flags(group_membership)
     if counterfactual is not None:
+        kinds = counterfactual.values() if isinstance(counterfactual, Mapping) else [counterfactual]
+        for run in kinds:
+            expect_type(run, "counterfactual", Run, "a Run, or a mapping run name -> Run")
         supplied[Input.COUNTERFACTUAL_RUN] = counterfactual
     return supplied
 
@@ -524,6 +529,11 @@ def score_runs(
             measure = entry.request.measure
             extra = {}
             if measure.aggregate is not None:
+                if (entry.label, entry.cutoffs) not in aggregates:
+                    raise ValueError(
+                        f"aggregates: nothing for {entry.label} at cut-offs {entry.cutoffs}; "
+                        "expected collection_aggregates() of the same measures and cut-offs"
+                    )
                 extra["aggregate"] = aggregates[entry.label, entry.cutoffs]
             values = measure.kernel(inputs, entry.cutoffs, **extra, **entry.parameters)
             values = np.asarray(values, dtype=np.float64)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rankbias.errors import expect_flag
 from rankbias.lexicon import Lexicon
 
 if TYPE_CHECKING:  # pandas and scipy are imported where used: `rankbias stats` needs neither
@@ -226,6 +227,7 @@ def document_stats(
 ) -> DocStats:
     """Statistics of in-memory texts, all at once; ``docids`` default to ``"0", "1", …``."""
     matcher = TermMatcher(lexicon, tokenizer)
+    expect_flag(per_term, "per_term")
     if isinstance(texts, str):
         raise TypeError("texts: expected an iterable of texts, found one str")
     texts = list(texts)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_type, located
+from rankbias.errors import InputError, expect_count, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 from rankbias.metrics.measures import HigherIs, higher_is
 from rankbias.metrics.validation import as_array, check_values
@@ -249,9 +249,8 @@ def compare(
         raise ValueError(f"test {test!r}: expected one of {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
         raise ValueError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
-    for name, value, low in (("permutations", permutations, 1), ("bootstrap", bootstrap, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name}: expected a positive integer, found {value!r}")
+    expect_count(permutations, "permutations")
+    expect_count(bootstrap, "bootstrap")
     for name, value in (("confidence", confidence), ("alpha", alpha)):
         if not 0 < value < 1:
             raise ValueError(f"{name}: expected a number between 0 and 1, found {value!r}")

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_flag, located
 from rankbias.inputs import iter_lines, read_bytes
 from rankbias.runs import Run
 from rankbias.text import tokenize
@@ -555,7 +555,7 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     """Per metric, the (at most) ``k`` significant categories (``significant_bh`` if ``adjust``,
     else ``significant``) of largest ``|r|``, ties by name, as ``metric, rank, category, r, p``;
     ``attrs["n_significant"]`` counts each metric's significant categories."""
-    column = "significant_bh" if adjust else "significant"
+    column = "significant_bh" if expect_flag(adjust, "adjust") else "significant"
     p_column = "p_bh" if adjust else "p"
     if k < 1:
         raise ValueError(f"k must be at least 1, found {k}")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, located
+from rankbias.errors import InputError, expect_flag, located
 from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 from rankbias.metrics.duo import (
     duo,
@@ -339,7 +339,8 @@ def fit_seme(
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
-    cov_type = "HC3" if robust else "nonrobust"
+    cov_type = "HC3" if expect_flag(robust, "robust") else "nonrobust"
+    expect_flag(combined, "combined")
     groups = [(corpus, frame) for corpus, frame in responses.groupby("corpus")]
     if combined:
         groups.append(("combined", responses))

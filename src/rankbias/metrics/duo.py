@@ -44,6 +44,7 @@ from typing import Literal
 
 import numpy as np
 
+from rankbias.errors import expect_count, expect_flag
 from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
@@ -78,15 +79,15 @@ def _as_scores(scores, name: str = "scores") -> np.ndarray:
     return array
 
 
-def _check_options(step: int, variance: str) -> None:
-    if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
-        raise ValueError(f"step: expected a positive integer, found {step!r}")
+def _check_options(step: int, variance: str, include_full: bool = False) -> None:
+    expect_count(step, "step")
     check_choice("variance", variance, ("prefix", "global"))
+    expect_flag(include_full, "include_full")
 
 
 def _prepared(scores, step: int, variance: str, include_full: bool):
     """The checked scores and their cut weights ``w[i]``, ``i = 0..n`` (0 off the cut points)."""
-    _check_options(step, variance)
+    _check_options(step, variance, include_full)
     array = _as_scores(scores)
     weights = np.zeros(array.size + 1)
     points = cut_points(array.size, step=step, include_full=include_full)
@@ -97,7 +98,8 @@ def _prepared(scores, step: int, variance: str, include_full: bool):
 def cut_points(n: int, *, step: int = 1, include_full: bool = False) -> np.ndarray:
     """The prefix lengths ``i ∈ {step, 2·step, …}``, ``2 ≤ i < n`` (``≤ n`` with
     ``include_full``) that enter DCV: the released ``range(step, n + include_full, step)``."""
-    _check_options(step, "prefix")
+    _check_options(step, "prefix", include_full)
+    n = expect_count(n, "n", 0)
     points = np.arange(step, n + 1 if include_full else n, step, dtype=np.int64)
     return points[points >= 2]
 
@@ -289,14 +291,21 @@ def duo_sampled(
     ``numpy.random.default_rng(seed)``, not the released global ``np.random`` state.
     """
     array, weights = _prepared(scores, step, variance, include_full)
-    if n_samples < 1:
-        raise ValueError(f"n_samples: expected a positive integer, found {n_samples!r}")
+    n_samples = expect_count(n_samples, "n_samples")
+    exhaustive_max_n = expect_count(exhaustive_max_n, "exhaustive_max_n", 0)
+    try:  # explicit: None (fresh entropy each call) is refused, as is what numpy refuses
+        rng = None if seed is None or isinstance(seed, bool) else np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        rng = None
+    if rng is None:
+        raise TypeError(
+            f"seed: expected an integer, a sequence of them or a Generator, found {seed!r}"
+        )
     n = array.size
     mean = float(array.mean())
     if n <= exhaustive_max_n:
         permutations = np.array(list(itertools.permutations(range(n))))
     else:
-        rng = np.random.default_rng(seed)
         permutations = np.argsort(rng.random((n_samples, n)), axis=1)
     low, high = np.inf, -np.inf
     for start in range(0, permutations.shape[0], RELEASED_N_SAMPLES):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_flag
 from rankbias.metrics.ranked import at_cutoffs, cutoff_positions, position_discount
 from rankbias.metrics.validation import (
     as_array,
@@ -30,6 +30,10 @@ from rankbias.metrics.validation import (
     check_tau,
     check_values,
 )
+
+#: ω = 1 − Σ_g |share_g − J_g| and an L1 distance of two distributions is at most 2; ω < 0 where
+#: a document leans further than the targets allow on the other side (three groups, J ≠ 1/2)
+OMEGA_RANGE = (-1.0, 1.0)
 
 __all__ = [
     "neutrality", "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "nfairr",
@@ -57,6 +61,7 @@ def neutrality(
         raise InputError("group_counts: expected at least one group column, found none")
     check_values(counts, "group_counts", non_negative=True)
     tau = check_tau(tau)
+    strict = expect_flag(strict, "strict")
     target = check_targets(targets, n_groups)
     total = counts.sum(axis=1)
     # a document without group terms is neutral under every reading: its shares are 0/0
@@ -72,7 +77,9 @@ def fairr_at_cutoffs(
 ) -> np.ndarray:
     """``FaiRR@k`` ``(n_queries, n_cutoffs)`` from ``(n_queries, K)`` neutralities by rank,
     finite at the real positions (an :class:`~rankbias.errors.InputError` otherwise)."""
-    omega, lengths, valid = check_ranked(omega_ranked, "omega_ranked", list_lengths, 2)
+    omega, lengths, valid = check_ranked(
+        omega_ranked, "omega_ranked", list_lengths, 2, within=OMEGA_RANGE
+    )
     gains = np.where(valid, omega, 0.0) * position_discount(omega.shape[1])[None, :]
     return at_cutoffs(np.cumsum(gains, axis=1), cutoff_positions(lengths, cutoffs))
 
@@ -84,7 +91,7 @@ def ideal_fairr(
     row ``i`` of ``background_omega`` holding ``S_q``'s neutralities in its first
     ``background_lengths[i]`` positions (any order; checked as for :func:`fairr_at_cutoffs`)."""
     omega, lengths, valid = check_ranked(
-        background_omega, "background_omega", background_lengths, 2
+        background_omega, "background_omega", background_lengths, 2, within=OMEGA_RANGE
     )
     best_first = -np.sort(np.where(valid, -omega, np.inf), axis=1)  # descending, padding last
     return fairr_at_cutoffs(best_first, lengths, cutoffs)
@@ -94,16 +101,21 @@ def ideal_fairr_collection(omega: np.ndarray, cutoffs: Sequence[int]) -> np.ndar
     """``IFaiRR@k`` over the whole collection from every document's (finite) neutrality
     ``omega``: one value per cutoff, the same for all queries."""
     omega = as_array(omega, "omega", 1)
-    check_values(omega, "omega")
+    check_values(omega, "omega", within=OMEGA_RANGE)
     k_max = min(int(cutoff_positions(np.array([len(omega)]), cutoffs).max()), len(omega))
     top = -np.sort(np.partition(-omega, k_max - 1)[:k_max]) if k_max else omega
     return ideal_fairr(top[None, :], np.array([len(top)]), cutoffs)[0]
 
 
 def nfairr(fairr_values: np.ndarray, ideal_values: np.ndarray) -> np.ndarray:
-    """``FaiRR / IFaiRR``, NaN where ``IFaiRR`` is 0 or undefined."""
+    """``FaiRR / IFaiRR``, NaN where ``IFaiRR`` is 0 or undefined (NaN: an empty list)."""
     fairr_values = as_array(fairr_values, "fairr_values")
     ideal = as_array(ideal_values, "ideal_values")
+    for name, values in (("fairr_values", fairr_values), ("ideal_values", ideal)):
+        if np.isinf(values).any():
+            raise InputError(
+                f"{name}: found {values[np.isinf(values)][0]}; expected finite values (or NaN)"
+            )
     try:
         ideal = np.broadcast_to(ideal, fairr_values.shape)
     except ValueError:

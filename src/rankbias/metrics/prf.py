@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import expect_type
+from rankbias.errors import expect_count, expect_type
 from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
@@ -72,7 +72,11 @@ def bias_labels(male_magnitude, female_magnitude) -> np.ndarray:
 
 
 def _query_codes(qid) -> tuple[np.ndarray, np.ndarray]:
-    uniques, codes = np.unique(np.asarray(qid), return_inverse=True)
+    try:
+        uniques, codes = np.unique(np.asarray(qid), return_inverse=True)
+    except TypeError:
+        kinds = sorted({type(q).__name__ for q in qid})
+        raise TypeError(f"qid: expected query ids of one sortable type, found {kinds}") from None
     return uniques, codes.ravel()
 
 
@@ -224,7 +228,7 @@ def t_statistic_squared(
     Li et al. (2022)'s printed ``((μ_m − μ_f)² / sqrt(var_m/n_m + var_f/n_f))²``.  NaN when both
     variances are 0 (``inf`` if the means differ)."""
     male, female = _as_values(nprf_m, "nprf_m"), _as_values(nprf_f, "nprf_f")
-    if min(male.size, female.size) <= ddof:
+    if min(male.size, female.size) <= expect_count(ddof, "ddof", 0):
         raise ValueError(
             f"ddof={ddof} needs more than {ddof} values per group, found {male.size} and "
             f"{female.size}"

@@ -35,6 +35,7 @@ from typing import Literal
 
 import numpy as np
 
+from rankbias.errors import expect_count
 from rankbias.metrics.validation import check_choice
 
 __all__ = ["rkl", "rkl_raw", "rnd", "rnd_raw"]
@@ -61,8 +62,7 @@ def _as_protected(protected) -> np.ndarray:
 
 
 def _check(step: int, discount: str) -> None:
-    if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
-        raise ValueError(f"step: expected a positive integer, found {step!r}")
+    expect_count(step, "step")
     check_choice("discount", discount, ("log2(i+1)", "log2(i)"))
 
 

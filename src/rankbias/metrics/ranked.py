@@ -14,13 +14,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankbias.errors import expect_count
+
 __all__ = ["position_discount", "valid_mask", "cutoff_positions", "pad_lists", "at_cutoffs"]
 
 
 def position_discount(n: int) -> np.ndarray:
     """``v_r = 1 / log2(r + 1)`` for ranks ``r = 1..n`` (the book's Conventions page, section
     "Position discount")."""
-    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+    return 1.0 / np.log2(np.arange(2, expect_count(n, "n", 0) + 2, dtype=np.float64))
 
 
 def valid_mask(list_lengths: np.ndarray, width: int) -> np.ndarray:

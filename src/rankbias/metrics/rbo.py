@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 
+from rankbias.errors import expect_count
 from rankbias.metrics.validation import check_choice
 
 __all__ = ["rbo"]
@@ -91,8 +92,7 @@ def rbo(
     check_choice("variant", variant, ("ext", "min", "res"))
     first, second = _check_list(a, "a"), _check_list(b, "b")
     if depth is not None:
-        if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
-            raise ValueError(f"depth: expected a positive integer, found {depth!r}")
+        expect_count(depth, "depth")
         first, second = first[: int(depth)], second[: int(depth)]
     if len(first) > len(second):
         first, second = second, first

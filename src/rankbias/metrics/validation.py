@@ -9,6 +9,7 @@ argument, the position and what was expected.  Padding is not checked.  Undefine
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,24 +58,28 @@ def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
     return lengths
 
 
-def check_ranked(values, name: str, list_lengths, ndim: int, non_negative: bool = False):
+def check_ranked(values, name: str, list_lengths, ndim: int, non_negative=False, within=None):
     """``(array, lengths, valid)`` of a padded ``(n_queries, K, …)`` input: ``ndim`` dimensions,
-    list lengths in ``0…K``, finite (and ``non_negative``) values at the real positions."""
+    list lengths in ``0…K``, finite (and ``non_negative``, or in the closed interval ``within``)
+    values at the real positions."""
     array = as_array(values, name, ndim)
     lengths = check_list_lengths(list_lengths, array.shape[0], array.shape[1])
     valid = np.arange(array.shape[1])[None, :] < lengths[:, None]
-    check_values(array, name, valid, non_negative=non_negative)
+    check_values(array, name, valid, non_negative=non_negative, within=within)
     return array, lengths, valid
 
 
 def check_values(
-    array: np.ndarray, name: str, valid: np.ndarray | None = None, non_negative: bool = False
+    array: np.ndarray, name: str, valid: np.ndarray | None = None, non_negative=False, within=None
 ) -> None:
-    """Refuse NaN/inf (and, with ``non_negative``, negative values) at the ``valid`` positions,
-    a boolean mask over the leading axes of ``array`` (``None``: every position)."""
+    """Refuse NaN/inf (and, with ``non_negative``, negative values; with ``within=(low, high)``,
+    values outside it) at the ``valid`` positions, a boolean mask over the leading axes of
+    ``array`` (``None``: every position)."""
     bad = ~np.isfinite(array)
     if non_negative:
         bad |= array < 0
+    if within is not None:
+        bad |= (array < within[0]) | (array > within[1])
     if not bad.any():
         return
     if valid is not None:
@@ -84,6 +89,8 @@ def check_values(
             return
     where = tuple(int(i) for i in np.argwhere(bad)[0])
     expected = "finite, non-negative numbers" if non_negative else "finite numbers"
+    if within is not None:
+        expected = f"numbers from {within[0]:g} to {within[1]:g}"
     raise InputError(
         f"{name}: found {array[where]} at index {where} ({int(bad.sum())} such value(s)); "
         f"expected {expected}"
@@ -108,11 +115,10 @@ def check_targets(targets: Sequence[float] | None, n_groups: int, name: str = "t
 
 
 def check_tau(tau: float) -> float:
-    """The neutrality threshold ``τ``: a finite number ≥ 0."""
-    try:
-        value = float(tau)
-    except (TypeError, ValueError):
-        raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}") from None
+    """The neutrality threshold ``τ``: a finite number ≥ 0 (not a string or a bool)."""
+    if isinstance(tau, bool | np.bool_) or not isinstance(tau, numbers.Real):
+        raise TypeError(f"tau: expected a finite number ≥ 0, found {tau!r}")
+    value = float(tau)
     if not np.isfinite(value) or value < 0:
         raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}")
     return value

@@ -1,0 +1,211 @@
+"""Tests of rankbias.errors: the argument checks every public function shares.
+
+A flag given as a string (``"no"``, ``"false"``) is true to Python: before these checks
+``neutrality(strict="false")`` silently used the strict reading, ``subsample(stratified="no")``
+stratified and ``dcv(include_full="no")`` added the last cut point.  A seed of ``None`` drew
+fresh entropy (a different Duo estimate on every call).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankbias.analysis.compare import compare
+from rankbias.analysis.psycholinguistic import top_categories
+from rankbias.analysis.seme import fit_seme
+from rankbias.errors import expect_count, expect_flag
+from rankbias.lexicon import default_lexicon, subsample
+from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
+from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
+from rankbias.metrics.prf import pairwise_ranking_fairness, t_statistic_squared
+from rankbias.metrics.ranked import position_discount
+from rankbias.text import document_stats
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.False_])
+def test_a_flag_is_a_bool(value):
+    assert expect_flag(value, "f") is bool(value)
+
+
+@pytest.mark.parametrize("value", ["no", "false", "", 0, 1, None, 1.0, [True]])
+def test_anything_else_is_not_a_flag(value):
+    with pytest.raises(TypeError) as info:
+        expect_flag(value, "strict")
+    assert str(info.value) == f"strict: expected True or False, found {value!r}"
+
+
+@pytest.mark.parametrize(("value", "minimum"), [(1, 1), (7, 1), (np.int64(3), 1), (0, 0)])
+def test_a_count_is_an_integer_at_least_its_minimum(value, minimum):
+    assert expect_count(value, "n", minimum) == value
+    assert type(expect_count(value, "n", minimum)) is int
+
+
+@pytest.mark.parametrize(
+    ("value", "minimum", "message"),
+    [
+        (0, 1, "n: expected a positive integer, found 0"),
+        (-1, 0, "n: expected an integer ≥ 0, found -1"),
+        (True, 0, "n: expected an integer ≥ 0, found True"),
+        (np.True_, 1, "n: expected a positive integer, found np.True_"),
+        (2.0, 1, "n: expected a positive integer, found 2.0"),
+        ("5", 0, "n: expected an integer ≥ 0, found '5'"),
+        (None, 1, "n: expected a positive integer, found None"),
+    ],
+)
+def test_anything_else_is_not_a_count(value, minimum, message):
+    with pytest.raises(ValueError) as info:
+        expect_count(value, "n", minimum)
+    assert str(info.value) == message
+
+
+COUNTS = np.array([[1, 0], [0, 2], [2, 1]])
+SCORES = [0.3, -0.2, 0.5, -0.4, 0.1]
+CORRELATIONS = pd.DataFrame(
+    {"metric": ["m"], "category": ["c"], "r": [0.5], "p": [0.01], "p_bh": [0.01],
+     "significant": [True], "significant_bh": [True]}
+)  # fmt: skip
+RESPONSES = pd.DataFrame(
+    {"corpus": ["a"] * 4, "prior": [1, 2, 3, 4], "posterior": [2, 2, 4, 5],
+     "n_clicked": [1, 2, 1, 3], "signed_duo": [0.1, -0.2, 0.3, 0.0]}
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: neutrality(COUNTS, strict="false"), TypeError,
+         "strict: expected True or False, found 'false'"),
+        (lambda: neutrality(COUNTS, tau="1"), TypeError,
+         "tau: expected a finite number ≥ 0, found '1'"),
+        (lambda: neutrality(COUNTS, tau=True), TypeError,
+         "tau: expected a finite number ≥ 0, found True"),
+        (lambda: dcv(SCORES, include_full="no"), TypeError,
+         "include_full: expected True or False, found 'no'"),
+        (lambda: signed_duo(SCORES, include_full=1), TypeError,
+         "include_full: expected True or False, found 1"),
+        (lambda: cut_points(-3), ValueError, "n: expected an integer ≥ 0, found -3"),
+        (lambda: cut_points(4.0), ValueError, "n: expected an integer ≥ 0, found 4.0"),
+        (lambda: position_discount("5"), ValueError, "n: expected an integer ≥ 0, found '5'"),
+        (lambda: position_discount(-1), ValueError, "n: expected an integer ≥ 0, found -1"),
+        (lambda: duo_sampled(SCORES * 2, seed=None), TypeError,
+         "seed: expected an integer, a sequence of them or a Generator, found None"),
+        (lambda: duo_sampled(SCORES * 2, seed=1.5), TypeError,
+         "seed: expected an integer, a sequence of them or a Generator, found 1.5"),
+        (lambda: duo_sampled(SCORES, seed=True), TypeError,
+         "seed: expected an integer, a sequence of them or a Generator, found True"),
+        (lambda: duo_sampled(SCORES * 2, seed=1, n_samples=10.5), ValueError,
+         "n_samples: expected a positive integer, found 10.5"),
+        (lambda: duo_sampled(SCORES, seed=1, exhaustive_max_n=-1), ValueError,
+         "exhaustive_max_n: expected an integer ≥ 0, found -1"),
+        (lambda: subsample(default_lexicon(), 0.5, 1, stratified="no"), TypeError,
+         "stratified: expected True or False, found 'no'"),
+        (lambda: document_stats(["he"], default_lexicon(), per_term="no"), TypeError,
+         "per_term: expected True or False, found 'no'"),
+        (lambda: top_categories(CORRELATIONS, adjust="no"), TypeError,
+         "adjust: expected True or False, found 'no'"),
+        (lambda: fit_seme(RESPONSES, robust="yes"), TypeError,
+         "robust: expected True or False, found 'yes'"),
+        (lambda: fit_seme(RESPONSES, combined=None), TypeError,
+         "combined: expected True or False, found None"),
+        (lambda: t_statistic_squared([0.1, 0.2], [0.3, 0.5], ddof=-1), ValueError,
+         "ddof: expected an integer ≥ 0, found -1"),
+        (lambda: pairwise_ranking_fairness([1, None], [0.5, 0.2], [1, 0], [1, -1]), TypeError,
+         "qid: expected query ids of one sortable type, found ['NoneType', 'int']"),
+        (lambda: compare(pd.DataFrame(), bootstrap=2.0), ValueError,
+         "bootstrap: expected a positive integer, found 2.0"),
+    ],
+)  # fmt: skip
+def test_public_functions_refuse_what_python_would_read_otherwise(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value) is error and str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # ω = 1 − (an L1 distance of two distributions, at most 2) lies in [−1, 1]: 2 gave
+        # FaiRR@2 = 3.26, above any ideal
+        (lambda: fairr_at_cutoffs(np.full((1, 3), 2.0), np.array([3]), [2]),
+         "omega_ranked: found 2.0 at index (0, 0) (3 such value(s)); expected numbers from -1 "
+         "to 1"),
+        (lambda: fairr_at_cutoffs(np.array([[1.0, -1.5, 0.0]]), np.array([2]), [2]),
+         "omega_ranked: found -1.5 at index (0, 1) (1 such value(s)); expected numbers from -1 "
+         "to 1"),
+        (lambda: ideal_fairr_collection(np.array([0.5, 1.5]), [1]),
+         "omega: found 1.5 at index (1,) (1 such value(s)); expected numbers from -1 to 1"),
+        (lambda: nfairr(np.array([[1.0]]), np.array([[np.inf]])),
+         "ideal_values: found inf; expected finite values (or NaN)"),
+    ],
+)  # fmt: skip
+def test_fairr_refuses_values_outside_their_range(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_a_neutrality_below_zero_is_a_neutrality():
+    # three groups, or targets other than 1/2: a document all of one group is further from the
+    # targets than 1; ω = 1 − (2/3 + 1/3 + 1/3) = −1/3, and targets (0, 1) give ω = −1 for a
+    # document all of the first group
+    np.testing.assert_allclose(neutrality(np.array([[3, 0, 0]])), [-1 / 3])
+    np.testing.assert_allclose(neutrality(np.array([[2, 0]]), targets=[0.0, 1.0]), [-1.0])
+    omega = np.array([[-1.0, 1.0]])
+    np.testing.assert_allclose(fairr_at_cutoffs(omega, np.array([2]), [2]), [[-1 + 1 / np.log2(3)]])
+    np.testing.assert_allclose(nfairr(np.array([[-0.5]]), np.array([[1.0]])), [[-0.5]])
+
+
+def test_padding_and_undefined_values_are_still_accepted():
+    # padding past a list's length is not checked; an empty list's FaiRR is NaN, and so is its
+    # NFaiRR; numpy's own bools and integers are flags and counts
+    padded = np.array([[1.0, 0.5, 9.0]])
+    assert fairr_at_cutoffs(padded, np.array([2]), [3])[0, 0] == pytest.approx(
+        1.0 + 0.5 / np.log2(3)
+    )
+    assert np.isnan(nfairr(np.array([[np.nan]]), np.array([[1.0]]))[0, 0])
+    np.testing.assert_array_equal(
+        neutrality(COUNTS, strict=np.True_), neutrality(COUNTS, strict=True)
+    )
+    np.testing.assert_array_equal(cut_points(np.int64(5)), [2, 3, 4])
+    assert duo_sampled(SCORES * 2, seed=[3, 1]) == duo_sampled(SCORES * 2, seed=[3, 1])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # block_bytes=0 read the file in one block; -1 reached os.pread as "Invalid argument"
+        ({"block_bytes": 0}, "block_bytes: expected a positive integer, found 0"),
+        ({"block_bytes": -1}, "block_bytes: expected a positive integer, found -1"),
+        ({"block_bytes": "10"}, "block_bytes: expected a positive integer, found '10'"),
+        ({"workers": 1.0}, "workers: expected a positive integer, found 1.0"),
+        ({"workers": -1}, "workers: expected a positive integer, found -1"),
+        ({"per_term": "no"}, "per_term: expected True or False, found 'no'"),
+    ],
+)
+def test_the_collection_reader_checks_its_arguments_before_reading(tmp_path, options, message):
+    from rankbias.collection import read_collection_stats
+
+    path = tmp_path / "c.tsv"
+    path.write_text("d1\the she him\nd2\tfoo bar\n", encoding="utf-8")
+    with pytest.raises((TypeError, ValueError)) as info:
+        read_collection_stats(path, default_lexicon(), **options)
+    assert str(info.value) == message
+    assert read_collection_stats(path, default_lexicon(), workers=1).group_counts.tolist() == [
+        [1, 2],
+        [0, 0],
+    ]
+
+
+@pytest.mark.parametrize("limit", [0, -5, "9"])
+def test_a_line_limit_is_a_positive_integer(tmp_path, limit):
+    # 0 and -5 blamed the file's first line ("runs for more than -5 bytes"); "9" leaked a
+    # TypeError from a comparison
+    from rankbias.collection import iter_collection_stats
+
+    path = tmp_path / "c.tsv"
+    path.write_text("d1\the\n", encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        list(iter_collection_stats(path, default_lexicon(), max_line_bytes=limit))
+    assert str(info.value) == f"max_line_bytes: expected a positive integer, found {limit!r}"
