@@ -85,6 +85,19 @@ def test_a_full_disk_keeps_the_previous_file(tmp_path, monkeypatch):
     assert temporaries(tmp_path) == []
 
 
+@pytest.mark.parametrize("directory", ["/proc", "/sys"])
+def test_a_directory_that_takes_no_new_file_is_named_not_the_temporary(directory):
+    # the kernel's file systems take no new file (ENOENT, EACCES, even for root, whom
+    # os.access lets pass); the message named the hidden temporary, /proc/.o.csv.<pid>.<x>.tmp
+    target = Path(directory) / "o.csv"
+    with pytest.raises(InputError) as caught:
+        write_text(target, "a\n")
+    message = str(caught.value)
+    assert message.startswith(f"{target}: cannot create a file in {directory} (")
+    assert message.endswith("); expected a writable location") and ".tmp" not in message
+    assert not target.exists()
+
+
 def test_concurrent_writers_never_share_a_temporary_file(tmp_path):
     target = tmp_path / "out.txt"
     inside = threading.Barrier(2)

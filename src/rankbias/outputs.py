@@ -231,7 +231,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target)
     prefix = f".{target.name}.{os.getpid()}."
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
+    except OSError as exc:  # named by its temporary file, which the user never chose
+        raise InputError(
+            f"{target}: cannot create a file in {target.parent} ({exc.strerror}); expected a "
+            "writable location"
+        ) from None
     os.close(fd)
     _LIVE_TEMPS.add(name)
     try:
