@@ -3,6 +3,7 @@ changed, outputs never half-written (killed, interrupted, concurrent or out of s
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import gzip
@@ -105,6 +106,10 @@ BAD_OPTIONS = [
     (["--order", "rank"], "argument --order: invalid choice: 'rank'"),
     (["--metrics", "nfair"], "--metrics: unknown measure 'nfair'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    # argparse keeps the last of a repeated option; a second value was silently the only one
+    (["--workers", "2"], "argument --workers: given twice (1, then 2); expected once"),
+    (["--out", "other.csv"], "argument --out: given twice ("),
+    (["--tau", "1", "--tau", "0"], "argument --tau: given twice (1.0, then 0.0); expected once"),
 ]
 
 
@@ -117,6 +122,22 @@ def test_bad_option_values_exit_2_with_one_line(files, tmp_path, capsys, extra, 
     assert err.startswith("rankbias: error: " if "--bogus" in extra else "rankbias score: error: ")
     assert not (tmp_path / "o.csv").exists()
     assert digests(files) == before
+
+
+def test_every_single_valued_option_of_every_command_is_taken_once():
+    # explain --run a.run --run b.run explained b.run alone, exit 0
+    parser = cli.build_parser()
+    checked = []
+    for sub in cli._sub_parsers(parser):
+        for action in sub._actions:
+            repeatable = isinstance(action, argparse._AppendAction)  # --run, --qid
+            if action.option_strings and action.nargs is None and not repeatable:
+                assert isinstance(action, cli._StoreOnce), (sub.prog, action.option_strings)
+                checked.append(f"{sub.prog} {action.option_strings[0]}")
+    assert "rankbias explain --run" in checked and "rankbias compare --seed" in checked
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["compare", "s.csv", "--out", "o.csv", "--seed", "1", "--seed", "2"])
+    assert info.value.code == 2
 
 
 def test_option_choices_agree_with_the_library():

@@ -42,8 +42,33 @@ def one_line(text: str) -> str:
     return "".join(repr(ch)[1:-1] if ch in _LINE_BREAKS else ch for ch in text)
 
 
+class _StoreOnce(argparse.Action):
+    """argparse's ``store``, except that an option given twice is an error: argparse keeps the
+    last value, so ``explain --run a.run --run b.run`` explained ``b.run`` and said nothing."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.dest in parser.given:
+            raise argparse.ArgumentError(
+                self,
+                f"given twice ({getattr(namespace, self.dest)!r}, then {values!r}); expected once",
+            )
+        parser.given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line: ``rankbias stats: error: …``."""
+    """An argument parser whose errors are one line: ``rankbias stats: error: …``, and whose
+    single-valued options may be given once."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+        self.given: set[str] = set()
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = set()
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
         line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")

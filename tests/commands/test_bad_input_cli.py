@@ -155,6 +155,12 @@ def test_the_shorthand_options_become_the_measures_parameters(files, capsys):
     assert scored_value(files, capsys, args, "awrf") == pytest.approx(1.0)
     distance = scored_value(files, capsys, [*args, "--distance", "l2"], "awrf(distance=l2)")
     assert distance == pytest.approx(0.5**0.5)
-    # a parameter the measure sets itself wins over the shorthand
-    args = score_args(files, "c4.tsv", "r4.run", "--metrics", "fairr(tau=2)", "--cutoffs", "1")
-    assert scored_value(files, capsys, [*args, "--tau", "0"], "fairr(tau=2)") == 1.0
+    # a parameter the measure sets itself wins over the shorthand, which sets the others'
+    metrics = ["--metrics", "fairr(tau=2),nfairr", "--cutoffs", "1"]
+    args = score_args(files, "c4.tsv", "r4.run", *metrics, "--tau", "0")
+    assert scored_value(files, capsys, args, "fairr(tau=2)") == 1.0
+    assert scored_value(files, capsys, args, "nfairr(tau=0)") == 0.0
+    # with no measure left to set, the shorthand is refused, not ignored
+    args = score_args(files, "c4.tsv", "r4.run", "--metrics", "fairr(tau=2)", "--tau", "0")
+    status, err = run_cli([*args, "--out", files / "o.csv"], capsys)
+    assert status == 2 and "--tau: no measure of --metrics without its own tau= takes it" in err

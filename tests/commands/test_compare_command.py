@@ -130,6 +130,10 @@ def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
     [
         (["--baseline", "bm25"], "baseline 'bm25' is not a run of the scores"),
         (["--metrics", "awrf"], "metric(s) awrf not in the scores"),
+        # an empty name was looked up: "metric(s)  not in the scores"
+        (["--metrics", ","], "--metrics: measure list ',' has an empty item; expected comma"),
+        (["--metrics", ""], "--metrics: measure list '' has an empty item; expected comma"),
+        (["--seed", "1", "--seed", "2"], "argument --seed: given twice (1, then 2); expected once"),
         (["--confidence", "95"], "--confidence: '95': expected a number between 0 and 1"),
         (["--permutations", "0"], "--permutations"),
         (["--seed", "-1"], "--seed: '-1': expected a whole number"),

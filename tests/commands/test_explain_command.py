@@ -10,6 +10,7 @@ import pytest
 from rankbias.cli import main
 
 TESTBED = Path(__file__).resolve().parents[2] / "data" / "build" / "wikisample"
+BM25 = TESTBED / "runs" / "bm25.run"
 pytestmark = pytest.mark.skipif(
     not (TESTBED / ".complete").exists(), reason="needs the testbed (make data)"
 )
@@ -80,6 +81,17 @@ def test_explain_writes_a_row_per_document_that_adds_up_to_score(tmp_path, capsy
             "(--background RUN)",
         ),
         (["--qid", "q0007", "--metrics", "nfairr@10", "--engine", "dask"], "--engine dask"),
+        # read, then ignored: nfairr@10 is against the collection
+        (
+            ["--qid", "q0007", "--metrics", "nfairr@10", "--background", str(BM25)],
+            f"--background {BM25}: no measure of --metrics reads it; expected one with "
+            "background=run, e.g. nfairr(background=run)@10",
+        ),
+        # one run is explained: the first of two was dropped
+        (
+            ["--qid", "q0007", "--metrics", "nfairr@10", "--run", str(BM25)],
+            "argument --run: given twice (",
+        ),
         (["--qid", "q0007", "--metrics", "nfairr@10", "--plot", "x.pdf"], "--plot"),
     ],
 )

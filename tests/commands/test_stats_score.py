@@ -171,6 +171,55 @@ def test_score_bad_arguments(tmp_path, terms, collection, capsys):
     assert f"{bad_run}:1:" in capsys.readouterr().err
 
 
+TAKES_NONE = "no measure of --metrics without its own {0}= takes it (see rankbias metrics); "
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # each was read and ignored, exit 0: a table without what the option asked for
+        (["--tau", "0", "--metrics", "rab_tc"], "--tau: " + TAKES_NONE.format("tau")),
+        (["--tau", "1", "--metrics", "awrf"], "--tau: " + TAKES_NONE.format("tau")),
+        (["--strict", "--metrics", "nfairr(strict=false)"], "--strict: " + TAKES_NONE.format(
+            "strict")),
+        (["--distance", "l2", "--metrics", "nfairr"], "--distance: " + TAKES_NONE.format(
+            "distance") + "expected it with measures such as awrf, or not at all"),
+        (["--background", "BG", "--metrics", "nfairr(background=collection)"],
+         "--background: " + TAKES_NONE.format("background")),
+        (["--connect-timeout", "5"], "--connect-timeout 5: found --engine local; expected "
+         "--engine dask"),
+        (["--worker-wait", "2.5"], "--worker-wait 2.5: found --engine local; expected "
+         "--engine dask"),
+        (["--engine", "dask", "--connect-timeout", "5"], "--connect-timeout 5: applies to "
+         "--scheduler ADDRESS, not to the local cluster started without it; expected "
+         "--scheduler too"),
+    ],
+)  # fmt: skip
+def test_an_option_no_part_of_the_command_uses_is_refused(
+    tmp_path, terms, collection, capsys, extra, message
+):
+    run = write_run(tmp_path / "r.run", [("q1", "d1"), ("q1", "d2")])
+    extra = [str(run) if e == "BG" else e for e in extra]
+    out = tmp_path / "o.csv"
+    argv = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(run),
+            "--workers", "1", "--out", str(out), *extra]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"rankbias score: error: {message}")
+    assert not out.exists()
+    # the same options where a measure takes them: scored, and shown in the label
+    used = {"--tau": "nfairr", "--strict": "nfairr", "--distance": "awrf", "--background": "nfairr"}
+    if extra[0] in used:
+        assert main([*argv[:-1], used[extra[0]] + "@2"]) == 0
+        labels = set(pd.read_csv(out)["metric"])
+        shown = {
+            "--tau": {"nfairr(tau=0)", "nfairr"},
+            "--strict": {"nfairr(strict=true)"},
+            "--distance": {"awrf(distance=l2)"},
+            "--background": {"nfairr(background=run)"},
+        }
+        assert labels <= shown[extra[0]] and len(labels) == 1
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_two_run_files_of_one_name_are_refused_before_anything_is_read(
     tmp_path, terms, engine, capsys

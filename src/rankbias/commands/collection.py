@@ -64,27 +64,43 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     parser.add_argument(
         "--connect-timeout",
         type=options.seconds,
-        default=CONNECT_TIMEOUT_S,
         metavar="SECONDS",
         help=f"with --scheduler: how long to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--worker-wait",
         type=options.seconds,
-        default=WAIT_FOR_WORKERS_S,
         metavar="SECONDS",
         help="with --engine dask: how long the cluster may have no worker, at the start or "
         f"after one dies (default {WAIT_FOR_WORKERS_S:g})",
     )
 
 
-def check_engine_arguments(engine: str, scheduler: str | None) -> bool:
-    """True when the command should run on Dask; ``--scheduler`` alone is an error."""
-    if scheduler and engine != "dask":
+def check_engine_arguments(args) -> bool:
+    """True when the command should run on Dask.  An option of the Dask engine without it
+    (``--scheduler``, ``--worker-wait``; ``--connect-timeout`` without ``--scheduler``) is an
+    error, not ignored; their defaults are filled in here."""
+    given = {
+        "--scheduler": args.scheduler,
+        "--worker-wait": args.worker_wait,
+        "--connect-timeout": args.connect_timeout,
+    }
+    for option, value in given.items():
+        if value is not None and args.engine != "dask":
+            shown = f"{value:g}" if isinstance(value, float) else value
+            raise InputError(
+                f"{option} {shown}: found --engine {args.engine}; expected --engine dask"
+            )
+    if args.connect_timeout is not None and args.scheduler is None:
         raise InputError(
-            f"--scheduler {scheduler}: found --engine {engine}; expected --engine dask"
+            f"--connect-timeout {args.connect_timeout:g}: applies to --scheduler ADDRESS, not to "
+            "the local cluster started without it; expected --scheduler too"
         )
-    return engine == "dask"
+    args.connect_timeout = (
+        CONNECT_TIMEOUT_S if args.connect_timeout is None else args.connect_timeout
+    )
+    args.worker_wait = WAIT_FOR_WORKERS_S if args.worker_wait is None else args.worker_wait
+    return args.engine == "dask"
 
 
 def load_lexicon(terms: str):

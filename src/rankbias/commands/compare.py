@@ -105,7 +105,10 @@ def run_compare(args) -> int:
     plot = None
     if args.plot:
         plot = check_output(args.plot, inputs=[args.scores], option="--plot", table=False)
-    metrics = split_measure_list(args.metrics) if args.metrics else None
+    try:
+        metrics = split_measure_list(args.metrics) if args.metrics is not None else None
+    except ValueError as exc:
+        raise InputError(f"--metrics: {exc}") from None
     scores = read_scores(args.scores)
     try:
         table = compare(

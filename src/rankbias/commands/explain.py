@@ -64,14 +64,22 @@ def run_explain(args) -> int:
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
 
-    if check_engine_arguments(args.engine, args.scheduler):
+    if check_engine_arguments(args):
         raise InputError("--engine dask: explain reads the collection on this machine only")
     inputs = [args.collection, args.terms, args.run, args.background]
     out = check_output(args.out, inputs=inputs)
     plot = (
         check_output(args.plot, inputs=inputs, option="--plot", table=False) if args.plot else None
     )
-    metrics = split_measure_list(args.metrics)
+    try:
+        metrics = split_measure_list(args.metrics)
+    except ValueError as exc:
+        raise InputError(f"--metrics: {exc}") from None
+    if args.background and not any("background=run" in m.replace(" ", "") for m in metrics):
+        raise InputError(
+            f"--background {args.background}: no measure of --metrics reads it; expected one "
+            "with background=run, e.g. nfairr(background=run)@10"
+        )
     run = read_run(args.run)
     background = read_run(args.background) if args.background else "collection"
     unknown = [qid for qid in args.qid if qid not in set(run.qids)]

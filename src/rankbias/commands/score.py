@@ -115,19 +115,18 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--tau",
         type=options.nonnegative_float,
-        default=1.0,
         help="neutrality threshold τ of the measures that declare it, a finite number >= 0 "
         "(default 1; another value shows in the label: nfairr(tau=0))",
     )
     parser.add_argument(
         "--strict",
         action="store_true",
+        default=None,
         help="neutral when Σ M_g < τ instead of ≤ τ (strict=true of the measures that declare it)",
     )
     parser.add_argument(
         "--distance",
         choices=options.DISTANCES,
-        default="l1",
         help="AWRF distance (default l1; distance= of the measures that declare it)",
     )
     parser.add_argument("--missing", choices=("error", "neutral"), default="error")
@@ -148,20 +147,36 @@ def measures_of(args) -> list:
         requests = list(parse_metric_list(args.metrics))
     except (TypeError, ValueError) as exc:
         raise InputError(f"--metrics: {exc}") from None
-    shorthands = {name: getattr(args, name) for name in SHORTHANDS}
+    # the options given (None: not given), and --background RUN as background=run
+    shorthands = {n: getattr(args, n) for n in SHORTHANDS if getattr(args, n) is not None}
     if args.background != "collection":
         shorthands["background"] = "run"
-    rewritten = []
+    rewritten, used = [], set()
     for request in requests:
         unset = {p.name for p in request.measure.parameters} - dict(request.given).keys()
+        used.update(unset & shorthands.keys())
         values = {n: v for n, v in shorthands.items() if n in unset and v != SHORTHANDS.get(n)}
         request = request.with_parameters(**values)
-        if request.parameters().get("background") == "run" and args.background == "collection":
-            raise InputError(
-                f"--metrics {request}: reads a background run; expected --background RUN"
-            )
+        if request.parameters().get("background") == "run":
+            if args.background == "collection":
+                raise InputError(
+                    f"--metrics {request}: reads a background run; expected --background RUN"
+                )
+            used.add("background")  # also where the measure says background=run itself
         rewritten.append(request)
+    for name in sorted(set(shorthands) - used):  # given, but no measure takes it
+        raise InputError(
+            f"--{name}: no measure of --metrics without its own {name}= takes it (see "
+            "rankbias metrics); expected it with measures such as "
+            f"{', '.join(_declaring(name))}, or not at all"
+        )
     return rewritten
+
+
+def _declaring(parameter: str) -> list[str]:
+    from rankbias.metrics.measures import measures
+
+    return [m.name for m in measures() if parameter in {p.name for p in m.parameters}][:4]
 
 
 def _check_inputs(args, requests) -> None:
@@ -276,7 +291,7 @@ def run_score(args) -> int:
     named = [args.collection, args.terms, *args.run, background_file, args.qrels]
     named += [args.polarisation, args.groups, *(args.counterfactual or [])]
     out = check_output(args.out, inputs=[path for path in named if path is not None])
-    on_dask = check_engine_arguments(args.engine, args.scheduler)
+    on_dask = check_engine_arguments(args)
     term_based = any(Input.TERM_STATISTICS in r.measure.inputs for r in requests)
     show = wanted(args)
     lexicon = None

@@ -74,7 +74,7 @@ def _arrow(values, kind=None):
 
 def document_blocks(args, lexicon, show_progress: bool):
     """Output tables, one per block of the collection, with a progress bar on a terminal."""
-    if check_engine_arguments(args.engine, args.scheduler):
+    if check_engine_arguments(args):
         from rankbias.distributed import dask_client, iter_blocks_on_dask
         from rankbias.outputs import handle_signals
 

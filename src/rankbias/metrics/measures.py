@@ -428,8 +428,9 @@ def display_name(label: str) -> str:
         return label
 
 
-def split_measure_list(text: str) -> list[str]:
-    """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets."""
+def split_measure_list(text: str, empty_ok: bool = False) -> list[str]:
+    """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets; an
+    empty item (``","``, ``"a,,b"``) is a ValueError unless ``empty_ok``."""
     items, depth, current = [], 0, []
     for char in text:
         if char in "([":
@@ -446,6 +447,11 @@ def split_measure_list(text: str) -> list[str]:
     if depth != 0:
         raise ValueError(f"unbalanced '(' in measure list {text!r}")
     items.append("".join(current).strip())
+    if not (empty_ok or all(items)):
+        raise ValueError(
+            f"measure list {text!r} has an empty item; expected comma-separated measures "
+            "like texfair@10,nfairr(tau=0)@5"
+        )
     return items
 
 
@@ -497,7 +503,7 @@ def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
                 f"{'(' + rest!r}"
             )
         body = rest[:-1].strip()
-        for item in split_measure_list(body) if body else []:
+        for item in split_measure_list(body, empty_ok=True) if body else []:
             key, eq, value = item.partition("=")
             key = key.strip()
             if not eq or not key:
@@ -517,13 +523,7 @@ def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
 
 def parse_measures(text: str) -> list[MeasureRequest]:
     """A comma-separated list of measures (commas inside parameters are fine; no empty item)."""
-    items = split_measure_list(text)
-    if any(not item for item in items):
-        raise ValueError(
-            f"measure list {text!r} has an empty item; expected comma-separated measures "
-            "like texfair@10,nfairr(tau=0)@5"
-        )
-    return [parse_measure(item) for item in items]
+    return [parse_measure(item) for item in split_measure_list(text)]
 
 
 def describe_parameters(measure: Measure) -> str:
