@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from rankbias.analysis.compare import compare
+from rankbias.analysis.consistency import consistency_bins
 from rankbias.analysis.psycholinguistic import top_categories
 from rankbias.analysis.seme import fit_seme
 from rankbias.errors import expect_count, expect_flag
@@ -90,11 +91,11 @@ RESPONSES = pd.DataFrame(
         (lambda: position_discount("5"), ValueError, "n: expected an integer ≥ 0, found '5'"),
         (lambda: position_discount(-1), ValueError, "n: expected an integer ≥ 0, found -1"),
         (lambda: duo_sampled(SCORES * 2, seed=None), TypeError,
-         "seed: expected an integer, a sequence of them or a Generator, found None"),
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found None"),
         (lambda: duo_sampled(SCORES * 2, seed=1.5), TypeError,
-         "seed: expected an integer, a sequence of them or a Generator, found 1.5"),
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found 1.5"),
         (lambda: duo_sampled(SCORES, seed=True), TypeError,
-         "seed: expected an integer, a sequence of them or a Generator, found True"),
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found True"),
         (lambda: duo_sampled(SCORES * 2, seed=1, n_samples=10.5), ValueError,
          "n_samples: expected a positive integer, found 10.5"),
         (lambda: duo_sampled(SCORES, seed=1, exhaustive_max_n=-1), ValueError,
@@ -115,6 +116,19 @@ RESPONSES = pd.DataFrame(
          "qid: expected query ids of one sortable type, found ['NoneType', 'int']"),
         (lambda: compare(pd.DataFrame(), bootstrap=2.0), ValueError,
          "bootstrap: expected a positive integer, found 2.0"),
+        # compare and explain drew from fresh entropy (another table on every call) with
+        # seed=None, and named nothing with seed=1.5 (numpy's SeedSequence message)
+        (lambda: compare(pd.DataFrame(), seed=None), TypeError,
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found None"),
+        (lambda: compare(pd.DataFrame(), seed=-1), TypeError,
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found -1"),
+        (lambda: compare(pd.DataFrame(), confidence="0.9"), ValueError,
+         "confidence: expected a number between 0 and 1, found '0.9'"),
+        # a string was read character by character: "metric(s) a, f, i, n, r not in the scores"
+        (lambda: compare(pd.DataFrame(), metrics="nfairr"), TypeError,
+         "metrics: expected a list of measure names, found 'nfairr'"),
+        (lambda: consistency_bins(pd.DataFrame(), ["a", "b"], seed=None), TypeError,
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found None"),
     ],
 )  # fmt: skip
 def test_public_functions_refuse_what_python_would_read_otherwise(call, error, message):

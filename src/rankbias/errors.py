@@ -42,3 +42,22 @@ def expect_count(value, name: str, minimum: int = 1) -> int:
         kind = "a positive integer" if minimum == 1 else f"an integer ≥ {minimum}"
         raise ValueError(f"{name}: expected {kind}, found {value!r}")
     return int(value)
+
+
+def expect_seed(seed, name: str = "seed"):
+    """``numpy.random.default_rng(seed)`` of an explicit seed: an integer ≥ 0, a sequence of
+    them or a Generator.  ``None`` (fresh entropy: another result on every call), a bool and
+    what numpy refuses are a ``TypeError`` naming ``name``."""
+    import numpy as np
+
+    rng = None
+    if seed is not None and not isinstance(seed, bool):
+        try:
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError):
+            pass
+    if rng is None:
+        raise TypeError(
+            f"{name}: expected an integer ≥ 0, a sequence of them or a Generator, found {seed!r}"
+        )
+    return rng

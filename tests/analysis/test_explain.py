@@ -265,6 +265,29 @@ def test_a_query_or_measure_given_twice_is_explained_once(testbed):
     assert sorted(set(once.metric)) == ["awrf", "nfairr"] and len(once) == 2 * (10 + 5)
 
 
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        # Shapley values from fresh entropy: other contributions on every call
+        ({"seed": None}, TypeError,
+         "seed: expected an integer ≥ 0, a sequence of them or a Generator, found None"),
+        ({"permutations": 0}, ValueError, "permutations: expected a positive integer, found 0"),
+        # a string was read character by character ("unknown measure 'a'")
+        ({"metrics": "awrf@10"}, TypeError,
+         "metrics: expected a list of measures, found 'awrf@10'"),
+        # pandas' "No objects to concatenate"
+        ({"metrics": []}, ValueError, "metrics: expected at least one, found none"),
+        ({"qids": []}, ValueError, "qids: expected at least one, found none"),
+    ],
+)  # fmt: skip
+def test_the_other_arguments_are_checked_before_any_work(testbed, options, error, message):
+    run, stats, some = testbed
+    arguments = {"qids": some[:1], "metrics": ["awrf@10"], **options}
+    with pytest.raises(error) as info:
+        explain(run, stats, **arguments)
+    assert type(info.value) is error and str(info.value) == message
+
+
 def test_arguments_of_the_wrong_type_are_named(testbed):
     from rankbias.analysis.explain import strip_plot
 

@@ -227,9 +227,16 @@ def test_subsampling_study_takes_one_run_a_given_word_list_and_checks_its_argume
     study = subsampling_study(runs[0], stats, metrics=["arab_tc"], fractions=(1.0,), lexicon=half)
     expected = score_runs(runs[0], subsample_stats(stats, half), ["arab_tc"], [10])
     assert study["value"].tolist() == expected["value"].tolist()
-    with pytest.raises(ValueError) as info:
-        subsampling_study(runs, stats, seeds=[])
-    assert str(info.value) == "no seeds; expected at least one"
+    # seeds 1.5 and 1.7 were both read as seed 1, and a seed given twice was drawn twice
+    for seeds, message in [
+        ([], "seeds: expected at least one, each once, found []"),
+        ([3, 3], "seeds: expected at least one, each once, found [3, 3]"),
+        ([1.5, 1.7], "seeds: expected an integer ≥ 0, found 1.5"),
+        ([-1], "seeds: expected an integer ≥ 0, found -1"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            subsampling_study(runs, stats, seeds=seeds)
+        assert str(info.value) == message
     for fractions in ([0.0], [1.5], []):
         with pytest.raises(ValueError) as info:
             subsampling_study(runs, stats, fractions=fractions)

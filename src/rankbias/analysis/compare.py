@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 import re
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_type, located
+from rankbias.errors import InputError, expect_count, expect_seed, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 from rankbias.metrics.measures import HigherIs, higher_is
 from rankbias.metrics.validation import as_array, check_values
@@ -251,8 +252,11 @@ def compare(
         raise ValueError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
     expect_count(permutations, "permutations")
     expect_count(bootstrap, "bootstrap")
+    rng = expect_seed(seed)
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics: expected a list of measure names, found {metrics!r}")
     for name, value in (("confidence", confidence), ("alpha", alpha)):
-        if not 0 < value < 1:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
             raise ValueError(f"{name}: expected a number between 0 and 1, found {value!r}")
     frame = check_scores(scores)
     if metrics is not None:
@@ -265,7 +269,6 @@ def compare(
     system_level = sorted(set(frame.loc[system, "metric"]))
     frame = frame[~system]
     pairs = _pairs(list(dict.fromkeys(frame["run"])), baseline)
-    rng = np.random.default_rng(seed)
     rows = []
     for (metric, cutoff), group in frame.groupby(["metric", "cutoff"], sort=False, dropna=False):
         wide = group.pivot(index="qid", columns="run", values="value")

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_seed
 from rankbias.metrics.measures import HigherIs, higher_is
 
 __all__ = [
@@ -153,6 +153,8 @@ def consistency_bins(
         raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), found {confidence!r}")
+    if n_boot:
+        expect_seed(seed)  # each table's replicates are drawn with default_rng(seed)
 
     def one(table: _BiasTable) -> pd.DataFrame:
         n, m = table.bias.shape

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_type
+from rankbias.errors import InputError, expect_count, expect_seed, expect_type
 from rankbias.metrics.measures import get_measure, parse_measure
 from rankbias.metrics.ranked import position_discount
 from rankbias.runs import Run
@@ -139,8 +139,13 @@ def explain(
     is.  A query or measure given twice is explained once, as :func:`score_runs` does."""
     _check_inputs(run, stats)
     qids = list(dict.fromkeys([qids] if isinstance(qids, str) else qids))
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
+    if not qids or not metrics:
+        raise ValueError(f"{'metrics' if qids else 'qids'}: expected at least one, found none")
+    expect_count(permutations, "permutations")
     known = set(run.qids)
-    rng = np.random.default_rng(seed)
+    rng = expect_seed(seed)
     rows = []
     for text, request in {str(r): r for r in map(parse_measure, metrics)}.items():
         if request.cutoff is None:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_count
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.runs import Run
 from rankbias.scoring import DEFAULT_MEASURES, score_runs
@@ -106,10 +106,10 @@ def subsampling_study(
     counts and the terms kept per group."""
     runs = [runs] if isinstance(runs, Run) else list(runs)
     lexicon = lexicon_of(stats) if lexicon is None else lexicon
-    seeds = [int(s) for s in seeds]
+    seeds = [expect_count(s, "seeds", 0) for s in seeds]  # 1.7 was read as 1
     fractions = [float(f) for f in fractions]
-    if not seeds:
-        raise ValueError("no seeds; expected at least one")
+    if not seeds or len(set(seeds)) < len(seeds):
+        raise ValueError(f"seeds: expected at least one, each once, found {seeds}")
     bad = [f for f in fractions if not 0.0 < f <= 1.0]
     if bad or not fractions:
         raise ValueError(f"fractions must be in (0, 1], found {fractions}")

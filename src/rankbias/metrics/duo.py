@@ -44,7 +44,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankbias.errors import expect_count, expect_flag
+from rankbias.errors import expect_count, expect_flag, expect_seed
 from rankbias.metrics.validation import as_array, check_choice
 
 __all__ = [
@@ -293,14 +293,7 @@ def duo_sampled(
     array, weights = _prepared(scores, step, variance, include_full)
     n_samples = expect_count(n_samples, "n_samples")
     exhaustive_max_n = expect_count(exhaustive_max_n, "exhaustive_max_n", 0)
-    try:  # explicit: None (fresh entropy each call) is refused, as is what numpy refuses
-        rng = None if seed is None or isinstance(seed, bool) else np.random.default_rng(seed)
-    except (TypeError, ValueError):
-        rng = None
-    if rng is None:
-        raise TypeError(
-            f"seed: expected an integer, a sequence of them or a Generator, found {seed!r}"
-        )
+    rng = expect_seed(seed)
     n = array.size
     mean = float(array.mean())
     if n <= exhaustive_max_n:
