@@ -259,3 +259,40 @@ def test_a_file_rewritten_in_place_with_the_same_size_is_not_the_same_file(tmp_p
     assert not inputs.same_file(inputs.file_identity, path, started)
     with pytest.raises(InputError, match="the file changed while it was read"):
         inputs.check_unchanged(path, started)
+
+
+@pytest.mark.parametrize("reader", ["read_bytes", "open_lines"])
+def test_an_endless_input_is_refused_at_the_line_limit_not_read_into_memory(reader):
+    # /dev/zero as a run, a qrels or a word list took all the memory it could (or, through the
+    # line splitter, minutes); the real limit, 64 MiB, is reached within seconds
+    read = read_bytes if reader == "read_bytes" else lambda s, w: list(open_lines(s, w))
+    with pytest.raises(InputError) as info:
+        read("/dev/zero", "run file")
+    assert str(info.value) == (
+        "/dev/zero: the line that starts at byte 0 runs for more than 67108864 bytes without a "
+        "line end; expected a run file of text lines"
+    )
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("reader", ["read_bytes", "open_lines"])
+def test_a_line_over_the_limit_names_where_it_starts(tmp_path, monkeypatch, reader, gzipped):
+    """A stream (a pipe, gzip data) is read in blocks and refused at the first line longer
+    than the limit; a regular uncompressed file is read at once by read_bytes, as it is."""
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 3000)
+    monkeypatch.setattr(inputs, "_CHUNK", 1000)
+    content = b"q1 Q0 d1 1 1 x\n" * 100 + b"x" * 5000 + b"\nq2 Q0 d2 1 1 x\n"
+    path = tmp_path / ("r.run.gz" if gzipped else "r.run")
+    path.write_bytes(gzip.compress(content) if gzipped else content)
+    if reader == "read_bytes" and not gzipped:
+        assert read_bytes(path, "run file") == content
+        return
+    read = read_bytes if reader == "read_bytes" else lambda s, w: list(open_lines(s, w))
+    with pytest.raises(InputError) as info:
+        read(path, "run file")
+    assert str(info.value) == (
+        f"{path}: the line that starts at byte 1500 runs for more than 3000 bytes without a "
+        "line end; expected a run file of text lines"
+    )
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 5000)  # the longest line, at the limit
+    assert len(read(path, "run file")) == (len(content) if reader == "read_bytes" else 102)

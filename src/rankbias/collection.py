@@ -31,7 +31,14 @@ from typing import NamedTuple
 import numpy as np
 
 from rankbias.errors import InputError, expect_count, expect_flag, expect_type, located
-from rankbias.inputs import BOM, GZIP_MAGIC, PrefixedStream, check_gzip_name, complete_lines_end
+from rankbias.inputs import (
+    BOM,
+    GZIP_MAGIC,
+    MAX_LINE_BYTES,
+    PrefixedStream,
+    check_gzip_name,
+    complete_lines_end,
+)
 from rankbias.lexicon import Lexicon
 from rankbias.text import DocStats, TermMatcher
 
@@ -57,10 +64,6 @@ __all__ = [
 ]
 
 DEFAULT_BLOCK_BYTES = 1 << 22  # 4 MiB of collection text per work unit
-#: The longest line a collection may have (``--max-line-bytes``): far above any real passage
-#: or web page, and a clear error for an endless input (``/dev/zero``, a file without line
-#: ends) instead of reading it whole into memory.
-MAX_LINE_BYTES = 1 << 26  # 64 MiB
 
 
 def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rankbias.errors import InputError, expect_count, expect_flag
-from rankbias.inputs import BOM, GZIP_MAGIC, file_identity, same_file
+from rankbias.inputs import BOM, GZIP_MAGIC, MAX_LINE_BYTES, file_identity, same_file
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
     import pandas as pd
@@ -49,7 +49,6 @@ MIN_PARTITION_BYTES = 1 << 20
 PARTITIONS_PER_THREAD = 4  # a few per worker thread, so that a slow worker does not hold all
 CONNECT_TIMEOUT_S = 10.0  # --connect-timeout: a scheduler that does not answer in time is an error
 WAIT_FOR_WORKERS_S = 30.0  # --worker-wait: how long a cluster may have no worker at all
-MAX_LINE_BYTES = 1 << 26  # --max-line-bytes: the local engine's limit (collection.MAX_LINE_BYTES)
 INSTALL_HINT = "install it with `pip install 'rankbias[dask]'`"
 
 

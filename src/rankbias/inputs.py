@@ -39,6 +39,10 @@ Source = str | os.PathLike | IO
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
+#: The longest line any input may have (a collection's is ``--max-line-bytes``): far above any
+#: real passage, run line or web page, and a clear error for an endless input (``/dev/zero``,
+#: a pipe or gzip stream without line ends) instead of reading it whole into memory.
+MAX_LINE_BYTES = 1 << 26  # 64 MiB
 #: a decimal number as data files write it (no '1_000', 'inf', ' 1', which float() accepts)
 DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
@@ -197,12 +201,15 @@ def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
 
 
 def read_bytes(source: Source, what: str = "file") -> bytes:
-    """The whole decompressed content of ``source``, a leading byte-order mark removed."""
+    """The whole decompressed content of ``source``, a leading byte-order mark removed.  A
+    regular file is read at once; a pipe, a device or gzip data is read in blocks, and a line
+    longer than :data:`MAX_LINE_BYTES` there (``/dev/zero``) is an error, not all the memory."""
     name = source_name(source)
     if _is_path(source):
         with _open_raw(name, what) as raw:
             try:
-                data = raw.read()
+                regular = stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+                data = raw.read() if regular else _read_bounded(raw, name, what)
             except OSError as exc:
                 raise _read_failed(name, what, exc) from None
         check_gzip_name(name, data[:2], what)
@@ -211,7 +218,27 @@ def read_bytes(source: Source, what: str = "file") -> bytes:
         source = io.BytesIO(data)
         source.name = name  # messages name the file, not the in-memory copy
     with open_binary(source, what) as stream:
-        return stream.read().removeprefix(BOM)
+        return _read_bounded(stream, name, what).removeprefix(BOM)
+
+
+def _read_bounded(stream, name: str, what: str) -> bytes:
+    parts, since_break = [], 0  # bytes after the last line break
+    while chunk := stream.read(_CHUNK):
+        parts.append(chunk)
+        last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+        since_break = len(chunk) - 1 - last if last >= 0 else since_break + len(chunk)
+        if since_break > MAX_LINE_BYTES:
+            raise _endless(name, what, sum(map(len, parts)) - since_break)
+    return b"".join(parts)
+
+
+def _endless(name: str, what: str, start: int) -> InputError:
+    return located(
+        name,
+        None,
+        f"the line that starts at byte {start} runs for more than {MAX_LINE_BYTES} bytes "
+        f"without a line end; expected a {what} of text lines",
+    )
 
 
 _INNER_BOM = (
@@ -263,11 +290,11 @@ def complete_lines_end(data: bytes) -> int:
     return last + 1
 
 
-def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
-    number = 0
-    carry = b""
-    first = True
+def _split_chunks(chunks, name: str, what: str = "file") -> Iterator[tuple[int, str]]:
+    number, carry, first, offset = 0, b"", True, 0  # offset: of carry's first byte
     for chunk in chunks:
+        if len(carry) > MAX_LINE_BYTES:
+            raise _endless(name, what, offset)
         data = carry + chunk
         if first:
             if len(data) < len(BOM) and BOM.startswith(data):
@@ -280,6 +307,7 @@ def _split_chunks(chunks, name: str) -> Iterator[tuple[int, str]]:
             carry = data
             continue
         complete, carry = data[:cut], data[cut:]
+        offset += cut
         for raw in complete.splitlines():
             number += 1
             yield number, decode_line(raw, name, number)
@@ -301,7 +329,7 @@ def open_lines(source: Source, what: str = "file") -> Iterator[tuple[int, str]]:
     line after a final line end), read in blocks."""
     name = source_name(source)
     with open_binary(source, what) as stream:
-        yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name)
+        yield from _split_chunks(iter(lambda: stream.read(_CHUNK), b""), name, what)
 
 
 def file_identity(path: str | os.PathLike | int) -> tuple | None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from rankbias.commands import options
 from rankbias.commands.progress import estimate_lines, progress
-from rankbias.distributed import CONNECT_TIMEOUT_S, MAX_LINE_BYTES, WAIT_FOR_WORKERS_S
+from rankbias.distributed import CONNECT_TIMEOUT_S, WAIT_FOR_WORKERS_S
 from rankbias.errors import InputError
-from rankbias.inputs import check_unchanged, file_identity
+from rankbias.inputs import MAX_LINE_BYTES, check_unchanged, file_identity
 
 ENGINES = ("local", "dask")
 
