@@ -355,6 +355,43 @@ def test_a_scheduler_without_workers_fails_within_the_worker_wait(tmp_path):
     assert "0 workers joined within 2 s" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_worker_that_cannot_import_the_package_is_named_at_once(tmp_path):
+    """A worker whose rankbias does not import died on its first task, and the command
+    waited --worker-wait (30 s) for a replacement, then blamed a dead worker; every worker
+    of a cluster started elsewhere is now asked first."""
+    fake = tmp_path / "elsewhere" / "rankbias"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("a broken rankbias")\n')
+    with distributed.LocalCluster(n_workers=0, dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        env = {**child_env(), "PYTHONPATH": str(tmp_path / "elsewhere")}
+        worker = subprocess.Popen(
+            [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--no-dashboard"],
+            env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            with distributed.Client(cluster) as probe:
+                probe.wait_for_workers(1, timeout=60)
+            started = time.monotonic()
+            done = subprocess.run(
+                [str(BIN / "rankbias"), "stats", "--collection", str(generated_collection(
+                    tmp_path / "c.tsv", 10)), "--terms", "default", "--engine", "dask",
+                 "--scheduler", address, "--worker-wait", "20", "--out", str(tmp_path / "o.csv")],
+                env=child_env(), capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            elapsed = time.monotonic() - started
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+    assert done.returncode == 2 and elapsed < 15, done.stderr
+    assert done.stderr.startswith(f"rankbias stats: error: --scheduler {address}: worker tcp://")
+    assert done.stderr.endswith(
+        "cannot run this command's tasks (ImportError: a broken rankbias); expected rankbias "
+        "0.1.0 installed on every worker\n"
+    )
+    assert not (tmp_path / "o.csv").exists()
+
+
 # ---- stats: the command's output equals the local engine's ---------------------------------
 def stats_outputs(tmp_path, collection: Path, suffix: str, capsys, extra=()) -> tuple[Path, Path]:
     local, dask = tmp_path / f"local{suffix}", tmp_path / f"dask{suffix}"

@@ -115,6 +115,7 @@ def dask_client(
                     "expected at least one `dask worker` connected to it (--worker-wait sets "
                     "the wait)"
                 ) from None
+            _check_workers(client, scheduler)
             yield client
         except Exception:
             if client.status == "running":
@@ -153,6 +154,28 @@ def dask_client(
             client.close()
     finally:
         cluster.close()
+
+
+def _check_workers(client, scheduler: str) -> None:
+    """Every worker of a cluster started elsewhere imports this version of the package: one
+    that cannot dies on its first task, and the command then waits --worker-wait for nothing
+    (seen: a worker whose rankbias was broken).  ``eval`` travels by reference, so the check
+    itself needs nothing on the worker."""
+    from rankbias import __version__
+
+    probe = "__import__('importlib').import_module('rankbias.distributed') and "
+    found = client.run(eval, probe + "__import__('rankbias').__version__", on_error="return")
+    for worker, result in sorted(found.items()):
+        if result != __version__:
+            what = (
+                f"{type(result).__name__}: {result}"
+                if isinstance(result, BaseException)
+                else (f"rankbias {result}")
+            )
+            raise InputError(
+                f"--scheduler {scheduler}: worker {worker} cannot run this command's tasks "
+                f"({what}); expected rankbias {__version__} installed on every worker"
+            )
 
 
 def _total_threads(client) -> int:
