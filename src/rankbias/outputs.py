@@ -172,7 +172,10 @@ def check_output(
 
 
 def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
-    """Validate an output directory before any work: not a file, creatable and writable."""
+    """Validate an output directory before any work: named, not a file, creatable and writable
+    (``""`` is refused: ``Path("")`` is the current directory)."""
+    if os.fspath(path) == "":
+        raise InputError(f"{option} '': expected a directory name")
     out = Path(path)
     if os.path.lexists(out) and not out.is_dir():
         raise InputError(f"{option} {out}: is a file; expected a directory")

@@ -112,6 +112,25 @@ def test_verify_exits_2_on_missing_files(tmp_path: Path, capsys) -> None:
     assert str(tmp_path / "cpjku_fairness_retrieval_results" / "LICENSE") in captured.err
 
 
+def test_verify_names_three_missing_files_and_counts_the_others(tmp_path, capsys) -> None:
+    # the line named all 29 files, 3.5 kB; the list above it has each of them
+    assert main(["data", "verify", "--dest", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.count("missing  ") == 29
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and err.count(" missing") == 3
+    assert "; and 26 more (listed above) — run `rankbias data fetch`" in err
+
+
+@pytest.mark.parametrize("command", [["fetch", "--dest"], ["verify", "--dest"], ["build", "--out"]])
+def test_an_empty_directory_name_is_refused_not_read_as_the_current_one(command, capsys):
+    # Path("") is ".": fetch --dest "" downloaded into the current directory
+    assert main(["data", *command, ""]) == 2
+    assert capsys.readouterr().err == (
+        f"rankbias data: error: {command[1]} '': expected a directory name\n"
+    )
+
+
 def test_verify_the_reference_copy(public: Path, capsys) -> None:
     assert main(["data", "verify", "--dest", str(public)]) == 0
     assert capsys.readouterr().out.count("ok ") == 29
@@ -124,7 +143,14 @@ def test_an_unknown_name_exits_2(tmp_path: Path, capsys) -> None:
 
 def test_list_prints_bundles_and_urls_and_downloads_nothing(tmp_path: Path, capsys) -> None:
     dest = tmp_path / "public"
-    assert main(["data", "fetch", "runs_trecdl2019", "--list", "--dest", str(dest)]) == 0
+    # --list writes nothing: a --dest or --overwrite beside it would be ignored, so is refused
+    for extra in (["--dest", str(dest)], ["--overwrite"]):
+        assert main(["data", "fetch", "runs_trecdl2019", "--list", *extra]) == 2
+        assert capsys.readouterr().err == (
+            f"rankbias data: error: {extra[0]}: --list downloads nothing; expected one or the "
+            "other\n"
+        )
+    assert main(["data", "fetch", "runs_trecdl2019", "--list"]) == 0
     out = capsys.readouterr().out
     for bundle in ("genderbias_ir", "fairness_retrieval", "runs_msmarco", "runs_trecdl2019", "all"):
         assert f"  {bundle} " in out

@@ -42,11 +42,7 @@ def register(subparsers) -> None:
         (verify, "resource or bundle names (default: all)", "check", run_verify),
     ):
         command.add_argument("names", nargs="*", metavar="NAME", help=names_help)
-        command.add_argument(
-            "--dest",
-            default=DEFAULT_DEST,
-            help=f"directory to {dest_help} (default: {DEFAULT_DEST})",
-        )
+        command.add_argument("--dest", help=f"directory to {dest_help} (default: {DEFAULT_DEST})")
         command.set_defaults(func=run)
     fetch.add_argument(
         "--mirror",
@@ -82,6 +78,9 @@ def run_fetch(args: argparse.Namespace) -> int:
     names = args.names or ["all"]
     selected = catalog.select(names)
     if args.list:
+        for option, given in (("--overwrite", args.overwrite), ("--dest", args.dest)):
+            if given:  # nothing is written: the option would be ignored
+                raise InputError(f"{option}: --list downloads nothing; expected one or the other")
         base = mirror_base_url(args.mirror) if args.mirror else None
         print("bundles:")
         for bundle in catalog.bundles().values():
@@ -93,6 +92,7 @@ def run_fetch(args: argparse.Namespace) -> int:
             print(f"      {resource.url(base)}")
             print(f"      sha256 {resource.sha256}")
         return 0
+    args.dest = DEFAULT_DEST if args.dest is None else args.dest
     check_output_dir(args.dest, "--dest")
     bar = byte_bar(wanted(args), sum(r.size for r in selected), "fetch")
     try:
@@ -114,6 +114,9 @@ def run_fetch(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     from rankbias.data.fetch import verify
 
+    args.dest = DEFAULT_DEST if args.dest is None else args.dest
+    if args.dest == "":
+        raise InputError("--dest '': expected a directory name")
     checks = verify(args.dest, args.names or ["all"])
     bad = []
     for check in checks:
@@ -130,7 +133,8 @@ def run_verify(args: argparse.Namespace) -> int:
     if bad:
         raise InputError(
             f"{len(bad)} of {len(checks)} resource(s) in {args.dest} failed verification: "
-            + "; ".join(bad)
+            + "; ".join(bad[:3])
+            + (f"; and {len(bad) - 3} more (listed above)" if len(bad) > 3 else "")
             + " — run `rankbias data fetch` (with --overwrite for files that differ)"
         )
     print(f"{len(checks)} file(s) in {args.dest} match the catalogue")
