@@ -140,6 +140,13 @@ def test_every_single_valued_option_of_every_command_is_taken_once():
     assert info.value.code == 2
 
 
+def test_version_names_the_package_version(capsys):
+    from rankbias import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"rankbias {__version__}\n"
+
+
 def test_option_choices_agree_with_the_library():
     from rankbias.metrics.texfair import DISTANCES
     from rankbias.scoring import DEFAULT_CUTOFFS

@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rankbias", description="Measure gender and indexical bias in ranked lists."
     )
     _add_global_options(parser, top=True)
+    from rankbias import __version__
+
+    parser.add_argument("--version", action="version", version=f"rankbias {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
