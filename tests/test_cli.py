@@ -169,9 +169,9 @@ def test_the_help_imports_no_numerical_module():
 
 def test_a_repeated_cutoff_is_scored_once(files, tmp_path, capsys):
     out = tmp_path / "o.csv"
-    status, _ = run_main(
-        [*score_args(files, out), "--cutoffs", "5,5,2", "--metrics", "rab_tc"], capsys
-    )
+    args = score_args(files, out)
+    del args[args.index("--background") : args.index("--background") + 2]  # rab_tc reads none
+    status, _ = run_main([*args, "--cutoffs", "5,5,2", "--metrics", "rab_tc"], capsys)
     assert status == 0
     frame = pd.read_csv(out)
     assert frame.cutoff.tolist() == [5, 5, 2, 2] and frame.qid.tolist() == ["q1", "q2"] * 2

@@ -478,3 +478,26 @@ def test_pairs_given_as_lists_are_kept_as_tuples():
     lexicon = lexicon_from_pairs([["she", "he"], ["her", "him"]])
     assert lexicon.pairs == (("she", "he"), ("her", "him"))
     assert lexicon.term_to_group == {"she": "f", "he": "m", "her": "f", "him": "m"}
+
+
+def test_groups_given_as_one_string_are_refused_not_read_letter_by_letter():
+    # groups="mf" was the groups ('m', 'f'); groups="female" would have been six labels
+    for call in (
+        lambda: read_lexicon(io.StringIO("he,m\nshe,f\n"), groups="mf"),
+        lambda: Lexicon.from_mapping({"he": "m", "she": "f"}, groups="mf"),
+    ):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == (
+            "groups: expected a sequence of group labels, found the string 'mf'"
+        )
+    assert read_lexicon(io.StringIO("he,m\nshe,f\n"), groups=["m", "f"]).groups == ("m", "f")
+
+
+def test_from_mapping_names_a_term_or_group_that_is_not_text():
+    # sorting the labels 1 and 'f' was a raw "'<' not supported"
+    with pytest.raises(TypeError) as info:
+        Lexicon.from_mapping({"he": 1, "she": "f"})
+    assert str(info.value) == "term_to_group: expected str terms and groups, found 'he': 1"
+    with pytest.raises(TypeError, match=r"found 3: 'm'$"):
+        Lexicon.from_mapping({3: "m", "she": "f"})

@@ -837,3 +837,42 @@ def test_the_writer_compares_each_score_with_the_one_before_it(tmp_path):
     with pytest.raises(ValueError) as info:
         write_run(tmp_path / "r.run", run)
     assert str(info.value).startswith("run 'r': scores of c and b (query q) differ below 1e-6")
+
+
+@pytest.mark.parametrize(
+    ("qid", "docid", "tag", "message"),
+    [
+        # each wrote a line of 5 or 7 fields, which read_run refuses: a file that cannot be
+        # read back (a run named after 'my run.txt' is tagged 'my run' by default)
+        ("q1", "a b", None, "run 'r': docid 'a b' is empty or holds white space"),
+        ("q 1", "a", None, "run 'r': qid 'q 1' is empty or holds white space"),
+        ("q1", "a", "my run", "run 'r': tag 'my run' is empty or holds white space; expected a "
+         "value without white space (pass tag=), or the file could not be read back"),
+        ("q1", "a", "", "run 'r': tag '' is empty or holds white space"),
+        ("q1", "a\tb", None, "run 'r': docid 'a\\tb' is empty or holds white space"),
+        ("q1\nq2", "a", None, "run 'r': qid 'q1\\nq2' is empty or holds white space"),
+    ],
+)  # fmt: skip
+def test_write_run_refuses_a_field_that_would_split_the_line(tmp_path, qid, docid, tag, message):
+    run = Run.from_frame(pd.DataFrame({"qid": [qid], "docid": [docid], "score": [1.0]}), "r")
+    with pytest.raises(ValueError) as info:
+        write_run(tmp_path / "r.run", run, tag=tag)
+    assert str(info.value).startswith(message) and not (tmp_path / "r.run").exists()
+    qrels = pd.DataFrame({"qid": [qid], "docid": [docid], "relevance": [1]})
+    if tag is None:
+        with pytest.raises(ValueError, match="^qrels: (doc)?q?id"):
+            write_qrels(tmp_path / "q.txt", qrels)
+
+
+@pytest.mark.parametrize("name", ["", "  ", 5])
+def test_read_run_refuses_a_name_that_is_not_a_name(tmp_path, name):
+    # "" fell back to the file's stem, 5 made a run whose 'run' column held 5
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 d1 1 1.0 x\n")
+    with pytest.raises(TypeError) as info:
+        read_run(path, name=name)
+    assert (
+        str(info.value)
+        == f"name: expected None (the file's stem) or a non-empty str, found {name!r}"
+    )
+    assert read_run(path).name == "r"

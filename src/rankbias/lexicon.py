@@ -78,7 +78,14 @@ class Lexicon:
         cls, term_to_group: Mapping[str, str], groups: Iterable[str] | None = None, **kw
     ) -> Lexicon:
         """Build a lexicon from ``{term: group}``; groups default to the sorted labels used."""
-        groups = tuple(groups) if groups is not None else tuple(sorted(set(term_to_group.values())))
+        for term, group in dict(term_to_group).items():
+            if not (isinstance(term, str) and isinstance(group, str)):
+                raise TypeError(
+                    f"term_to_group: expected str terms and groups, found {term!r}: {group!r}"
+                )
+        groups = (
+            _labels(groups) if groups is not None else tuple(sorted(set(term_to_group.values())))
+        )
         return cls(groups=groups, term_to_group=dict(term_to_group), **kw)
 
     @property
@@ -192,6 +199,14 @@ def read_lexicon(source: Source, groups: Iterable[str] | None = None) -> Lexicon
     return _lexicon_from_lines(source_name(source), _data_lines(source), groups)
 
 
+def _labels(groups) -> tuple:
+    """``groups`` as a tuple of labels; a string (``"mf"``, read as two one-letter labels) is
+    a ``TypeError``."""
+    if isinstance(groups, str):
+        raise TypeError(f"groups: expected a sequence of group labels, found the string {groups!r}")
+    return tuple(groups)
+
+
 def _is_pair_header(line: str) -> bool:
     return [f.strip().lower() for f in line.split(",")] == ["female", "male"]
 
@@ -202,7 +217,7 @@ def _lexicon_from_lines(
     """:func:`read_lexicon` on lines already read (``where`` names them in messages)."""
     expected = None
     if groups is not None:
-        expected = tuple(normalise_label(g) for g in groups)
+        expected = tuple(normalise_label(g) for g in _labels(groups))
         if len(set(expected)) != len(expected):
             raise InputError(f"groups {list(groups)} repeat after lower-casing; expected distinct")
     if not lines:

@@ -193,6 +193,8 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     if order not in ("score", "file"):
         raise ValueError(f"order must be 'score' or 'file', found {order!r}")
     where = source_name(source)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise TypeError(f"name: expected None (the file's stem) or a non-empty str, found {name!r}")
     name = name or run_name(where)
     data = read_bytes(source, "run file")
     refuse_inner_bom(data, where)
@@ -427,13 +429,28 @@ def _parse_run_lines(data: bytes, where: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["qid", "docid", "score"])
 
 
+def _check_fields(columns: dict, what: str) -> None:
+    """Fields of a TREC file: a value that is empty or holds a space, a tab or a line break
+    would make a line of another number of fields, which the readers refuse."""
+    for column, values in columns.items():
+        text = pd.Series(values, dtype=object).astype(str)
+        bad = text[(text == "") | text.str.contains(r"[ \t\n\r]", regex=True)]
+        if len(bad):
+            hint = " (pass tag=)" if column == "tag" else ""
+            raise ValueError(
+                f"{what}: {column} {bad.iloc[0]!r} is empty or holds white space; expected "
+                f"a value without white space{hint}, or the file could not be read back"
+            )
+
+
 def write_run(path: str | Path, run: Run, tag: str | None = None) -> None:
     """Write a run in TREC format, ranks 1..n in the run's order, scores to 6 decimals
     (a ValueError where rounding would change the order)."""
     from rankbias.outputs import write_text
 
     expect_type(run, "run", Run, "a Run")
-    tag = tag or run.name
+    tag = run.name if tag is None else tag
+    _check_fields({"qid": run.qids, "docid": run.docids, "tag": [tag]}, f"run {run.name!r}")
     qids, docs, scores = np.repeat(run.qids, run.list_lengths), run.docids, run.scores
     rounded = np.round(scores, 6)
     collapsed = (rounded[1:] == rounded[:-1]) & (scores[1:] != scores[:-1])
@@ -514,6 +531,7 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
     missing = [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]
     if missing:
         raise ValueError(f"qrels: expected the columns qid, docid, relevance; missing {missing}")
+    _check_fields({"qid": qrels["qid"], "docid": qrels["docid"]}, "qrels")
     rows = zip(qrels["qid"], qrels["docid"], qrels["relevance"].astype(int), strict=True)
     lines = [f"{q} 0 {d} {r}" for q, d, r in rows]
     write_text(path, "\n".join(lines) + "\n")  # atomic: a temporary file renamed into place
