@@ -44,6 +44,14 @@ def expect_count(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def expect_fraction(value, name: str) -> float:
+    """``value`` as a float if it is a number strictly between 0 and 1 (a level ``alpha``, a
+    ``confidence``); else a ``ValueError`` naming ``name`` (a string or a bool too)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name}: expected a number between 0 and 1, found {value!r}")
+    return float(value)
+
+
 def expect_seed(seed, name: str = "seed"):
     """``numpy.random.default_rng(seed)`` of an explicit seed: an integer ≥ 0, a sequence of
     them or a Generator.  ``None`` (fresh entropy: another result on every call), a bool and

@@ -175,6 +175,18 @@ def test_bad_input_is_an_error(testbed):
         paired_tests(bias, measures=["nfairr@5"])
     with pytest.raises(InputError, match="several rows for query"):
         paired_tests(pd.concat([bias, bias.head(1)]), measures=["nfairr@10"])
+    # alpha=5 made every comparison significant; a string was read letter by letter
+    for call, error, message in [
+        (lambda: paired_tests(bias, measures=["nfairr@10"], alpha=5), ValueError,
+         "alpha: expected a number between 0 and 1, found 5"),
+        (lambda: metric_correlation(bias, alpha=-1), ValueError,
+         "alpha: expected a number between 0 and 1, found -1"),
+        (lambda: paired_tests(bias, measures="nfairr@10"), TypeError,
+         "measures: expected a list of measure labels, found 'nfairr@10'"),
+    ]:  # fmt: skip
+        with pytest.raises(error) as info:
+            call()
+        assert str(info.value) == message
 
 
 def test_the_bonferroni_factor_is_the_number_of_systems_compared():
@@ -203,6 +215,17 @@ def test_the_bonferroni_factor_is_the_number_of_systems_compared():
     assert any(0.05 / 3 < out.loc[r, "p"] < 0.05 for r in shifts)
 
 
+def test_significant_means_p_after_bonferroni_strictly_below_alpha():
+    # (alpha = 1 pinned this before alpha was required to lie strictly between 0 and 1)
+    values = {"bm25": [0.25, 0.5, 0.1], "mid": [0.3, 0.9, 0.2]}
+    table = pd.concat([tidy(run, "nfairr", v) for run, v in values.items()])
+    p = paired_tests(table, measures=["nfairr@10"], alpha=0.5).set_index("run")["p_bonferroni"]
+    assert 0 < p["mid"] < 1  # one comparison: p itself
+    at = paired_tests(table, measures=["nfairr@10"], alpha=p["mid"]).set_index("run")
+    above = paired_tests(table, measures=["nfairr@10"], alpha=np.nextafter(p["mid"], 1))
+    assert not at.loc["mid", "significant"] and above.set_index("run").loc["mid", "significant"]
+
+
 PAIRED_COLUMNS = ["run", "measure", "n", "mean", "difference", "t", "p", "p_bonferroni",
                   "significant", "better", "n_excluded"]  # fmt: skip
 
@@ -210,12 +233,12 @@ PAIRED_COLUMNS = ["run", "measure", "n", "mean", "difference", "t", "p", "p_bonf
 def test_paired_tests_table_runs_and_refusals():
     values = {"bm25": [0.25, 0.5], "up": [0.5, 0.75], "same": [0.25, 0.5]}
     table = pd.concat([tidy(run, "nfairr", v) for run, v in values.items()])
-    out = paired_tests(table, measures=["nfairr@10"], runs=["up", "same"], alpha=1.0)
+    out = paired_tests(table, measures=["nfairr@10"], runs=["up", "same"], alpha=0.99)
     assert list(out.columns) == PAIRED_COLUMNS and out["run"].tolist() == ["bm25", "up", "same"]
     assert out["significant"].dtype == bool and out["better"].dtype == object
-    # p = 1 for "same" after Bonferroni (2 comparisons): not below alpha = 1
+    # p = 1 for "same" after Bonferroni (2 comparisons): not below alpha
     assert out["significant"].tolist() == [False, True, False]
-    assert out.attrs == {"alpha": 1.0, "baseline": "bm25", "comparisons": 2}
+    assert out.attrs == {"alpha": 0.99, "baseline": "bm25", "comparisons": 2}
     alone = paired_tests(table, measures=["nfairr@10"], runs=["bm25"])  # nothing compared
     assert alone["run"].tolist() == ["bm25"] and alone.attrs["comparisons"] == 0
     undefined = alone[["difference", "t", "p", "p_bonferroni"]]

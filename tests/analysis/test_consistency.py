@@ -224,11 +224,14 @@ def test_the_bootstrap_defaults_are_seed_0_and_1000_replicates():
 @pytest.mark.parametrize(
     ("keywords", "message"),
     [
-        ({"n_boot": -1}, "n_boot must be a non-negative integer, found -1"),
-        ({"n_boot": 2.5}, "n_boot must be a non-negative integer, found 2.5"),
-        ({"confidence": 0.0}, "confidence must be in (0, 1), found 0.0"),
-        ({"confidence": 1.0}, "confidence must be in (0, 1), found 1.0"),
-        ({"confidence": 1.5}, "confidence must be in (0, 1), found 1.5"),
+        ({"n_boot": -1}, "n_boot: expected an integer ≥ 0, found -1"),
+        ({"n_boot": 2.5}, "n_boot: expected an integer ≥ 0, found 2.5"),
+        ({"confidence": 0.0}, "confidence: expected a number between 0 and 1, found 0.0"),
+        ({"confidence": 1.0}, "confidence: expected a number between 0 and 1, found 1.0"),
+        ({"confidence": 1.5}, "confidence: expected a number between 0 and 1, found 1.5"),
+        # True was one replicate, '0.9' a raw TypeError
+        ({"n_boot": True}, "n_boot: expected an integer ≥ 0, found True"),
+        ({"confidence": "0.9"}, "confidence: expected a number between 0 and 1, found '0.9'"),
     ],
 )
 def test_consistency_bins_refuses_a_bad_bootstrap_in_whole_messages(keywords, message):
@@ -300,8 +303,9 @@ _SEVEN = {"ted": np.array([0.1, np.nan, 0.5, 0.3, 0.2, 0.6, 0.7]), "awrf": np.ar
 @pytest.mark.parametrize(
     ("keywords", "error", "message"),
     [
-        ({"n_bins": 0}, ValueError, "n_bins must be a positive integer, found 0"),
-        ({"n_bins": 2.5}, ValueError, "n_bins must be a positive integer, found 2.5"),
+        ({"n_bins": 0}, ValueError, "n_bins: expected a positive integer, found 0"),
+        ({"n_bins": 2.5}, ValueError, "n_bins: expected a positive integer, found 2.5"),
+        ({"n_bins": True}, ValueError, "n_bins: expected a positive integer, found True"),
         ({"by": ["lab"]}, InputError, "by names column(s) ['lab'] the per-query table lacks"),
         ({"run": "x"}, InputError, "per-query table has no rows for run='x', cutoff=None and "
          "metrics ['ted', 'awrf']; runs: ['bm25'], cutoffs: [10]"),

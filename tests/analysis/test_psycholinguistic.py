@@ -596,7 +596,7 @@ def test_correlate_refuses_bad_arguments_and_tables_in_whole_messages():
     for alpha in (0.0, 1.0, 1.5, -0.1):
         with pytest.raises(ValueError) as error:
             correlate(metric_table, share_table, alpha=alpha)
-        assert str(error.value) == f"alpha must be in (0, 1), found {alpha!r}"
+        assert str(error.value) == f"alpha: expected a number between 0 and 1, found {alpha!r}"
     with pytest.raises(InputError) as error:
         correlate(metric_table.drop(columns=["value"]), share_table)
     assert str(error.value) == "the metric table lacks column(s) ['value']"
@@ -732,7 +732,7 @@ def test_top_categories_whole_table_with_its_defaults_and_metric_order():
     assert raw.attrs == {"n_significant": {"b": 7, "a": 2}, "adjusted": False}
     with pytest.raises(ValueError) as error:
         top_categories(corr, k=0)
-    assert str(error.value) == "k must be at least 1, found 0"
+    assert str(error.value) == "k: expected a positive integer, found 0"
 
 
 def test_three_queries_give_a_correlation_and_two_do_not():

@@ -32,3 +32,15 @@ def test_label_query_sets_names_five_lost_queries_and_keeps_the_labels_order():
     assert str(error.value) == "7 qid(s) in no query set, e.g. ['x0', 'x1', 'x2', 'x3', 'x4']"
     out = label_query_sets(frame.tail(1), {"z": ["q2"], "b": ["q1"]})
     assert list(out["query set"].cat.categories) == ["z", "b"]  # the labels' order, even unused
+
+
+def test_a_set_given_as_one_string_or_a_column_taken_already_is_refused():
+    frame = pd.DataFrame({"qid": ["q1", "q2"], "value": [1.0, 2.0]})
+    # the letters of "q1" were read as qids ("2 qid(s) in no query set")
+    with pytest.raises(TypeError) as error:
+        label_query_sets(frame, {"a": "q1", "b": ["q2"]})
+    assert str(error.value) == "sets: query set 'a' is the string 'q1'; expected qids"
+    # column="value" replaced the values with the labels
+    with pytest.raises(ValueError) as error:
+        label_query_sets(frame, {"a": ["q1", "q2"]}, column="value")
+    assert str(error.value) == "column: 'value' is in the table already; expected a new name"

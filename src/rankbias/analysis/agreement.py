@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_fraction
 from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
 __all__ = ["DEFAULT_MEASURES", "split_label", "paired_tests", "metric_correlation"]
@@ -96,6 +96,9 @@ def paired_tests(
     in order of appearance).  Returns ``run, measure, n, mean, difference, t, p, p_bonferroni,
     significant, better, n_excluded`` (``difference`` system − baseline over the paired queries;
     the baseline's test columns NaN, its ``better`` None)."""
+    expect_fraction(alpha, "alpha")
+    if isinstance(measures, str):
+        raise TypeError(f"measures: expected a list of measure labels, found {measures!r}")
     frame = _combine(tables)
     qids = None if qids is None else {str(q) for q in qids}
     all_runs = list(dict.fromkeys(frame["run"]))
@@ -161,6 +164,7 @@ def metric_correlation(
     """Per run, Pearson ``r`` and p of two metrics' per-query values at ``cutoff``, as ``run, first,
     second, cutoff, n, r, p, significant, n_excluded`` (queries where either value is NaN or
     absent); fewer than 3 queries, or a constant metric, give NaN."""
+    expect_fraction(alpha, "alpha")
     frame = _combine(per_query)
     qids = None if qids is None else {str(q) for q in qids}
     a = _measure_wide(frame, f"{first}@{cutoff}", qids)

@@ -20,14 +20,20 @@ from __future__ import annotations
 
 import csv
 import math
-import numbers
 import re
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_seed, expect_type, located
+from rankbias.errors import (
+    InputError,
+    expect_count,
+    expect_fraction,
+    expect_seed,
+    expect_type,
+    located,
+)
 from rankbias.inputs import Source, open_lines, source_name
 from rankbias.metrics.measures import HigherIs, higher_is
 from rankbias.metrics.validation import as_array, check_values
@@ -255,9 +261,8 @@ def compare(
     rng = expect_seed(seed)
     if isinstance(metrics, str):
         raise TypeError(f"metrics: expected a list of measure names, found {metrics!r}")
-    for name, value in (("confidence", confidence), ("alpha", alpha)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-            raise ValueError(f"{name}: expected a number between 0 and 1, found {value!r}")
+    expect_fraction(confidence, "confidence")
+    expect_fraction(alpha, "alpha")
     frame = check_scores(scores)
     if metrics is not None:
         unknown = sorted(set(metrics) - set(frame["metric"]))

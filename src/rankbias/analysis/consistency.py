@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_seed
+from rankbias.errors import InputError, expect_count, expect_fraction, expect_seed
 from rankbias.metrics.measures import HigherIs, higher_is
 
 __all__ = [
@@ -149,10 +149,8 @@ def consistency_bins(
     """The overlap ``O_k`` of each unordered pair of ``metrics`` in each bin, as ``[by…,]
     metric_a, metric_b, bin, n_in_bin, overlap, overlap_low, overlap_high, chance`` (the
     interval at ``confidence``, NaN when ``n_boot = 0``)."""
-    if int(n_boot) != n_boot or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, found {n_boot!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), found {confidence!r}")
+    n_boot = expect_count(n_boot, "n_boot", 0)
+    expect_fraction(confidence, "confidence")
     if n_boot:
         expect_seed(seed)  # each table's replicates are drawn with default_rng(seed)
 
@@ -300,8 +298,7 @@ def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -
 
 def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum, n_bins, one):
     """Select, check, build the bias table(s), apply ``one`` per group, gather ``attrs``."""
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, found {n_bins!r}")
+    expect_count(n_bins, "n_bins")
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum)
     rows = per_query[per_query["metric"].isin(metrics)]

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from rankbias.errors import InputError, expect_flag, located
+from rankbias.errors import InputError, expect_count, expect_flag, expect_fraction, located
 from rankbias.inputs import iter_lines, read_bytes
 from rankbias.runs import Run
 from rankbias.text import tokenize
@@ -487,8 +487,7 @@ def correlate(
     ``attrs["undefined"]`` counts the pairs without a correlation."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), found {alpha!r}")
+    expect_fraction(alpha, "alpha")
     for frame, key, what in (
         (per_query_metric, "metric", "metric"),
         (shares, "category", "shares"),
@@ -557,8 +556,7 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     ``attrs["n_significant"]`` counts each metric's significant categories."""
     column = "significant_bh" if expect_flag(adjust, "adjust") else "significant"
     p_column = "p_bh" if adjust else "p"
-    if k < 1:
-        raise ValueError(f"k must be at least 1, found {k}")
+    expect_count(k, "k")
     table = pd.DataFrame(
         {c: correlations[c].to_numpy() for c in ("metric", "category", "r", p_column, column)}
     )  # plain columns: no attrs copied along the way

@@ -18,8 +18,12 @@ def label_query_sets(
     """``frame`` (with a ``qid`` column) plus a categorical column naming each row's query set;
     ``sets`` maps a label to its qids, in the labels' order.  A qid in two sets, or a row whose
     qid is in no set, is a ValueError naming the qid(s) (never a silent drop)."""
+    if column in frame.columns:
+        raise ValueError(f"column: {column!r} is in the table already; expected a new name")
     owner: dict[str, str] = {}
     for label, qids in sets.items():
+        if isinstance(qids, str):  # its letters would be read as qids
+            raise TypeError(f"sets: query set {label!r} is the string {qids!r}; expected qids")
         for q in qids:
             if q in owner:
                 raise ValueError(f"query {q!r} is in both {owner[q]!r} and {label!r}")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_flag, located
+from rankbias.errors import InputError, expect_flag, expect_fraction, located
 from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 from rankbias.metrics.duo import (
     duo,
@@ -340,6 +340,7 @@ def fit_seme(
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
     cov_type = "HC3" if expect_flag(robust, "robust") else "nonrobust"
+    expect_fraction(alpha, "alpha")
     expect_flag(combined, "combined")
     groups = [(corpus, frame) for corpus, frame in responses.groupby("corpus")]
     if combined:
