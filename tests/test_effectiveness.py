@@ -44,3 +44,23 @@ def test_values_by_hand_and_unretrieved_queries():
     assert table.attrs["unretrieved"] == {"r": 1}
     # query 2 has no judgements: not in the table
     assert set(table["qid"]) == {"1", "3"}
+
+
+def test_arguments_ir_measures_would_misread_are_named():
+    run = Run.from_frame(pd.DataFrame({"qid": ["1"], "docid": ["a"], "score": [1.0]}), "r")
+    qrels = pd.DataFrame({"qid": ["1"], "docid": ["a"], "relevance": [1]})
+    for call, error, message in [
+        # ir_measures' NameError "measure not found: n": the string read letter by letter
+        (lambda: effectiveness(run, qrels, measures="nDCG@10"), TypeError,
+         "measures: expected a list of measures, found 'nDCG@10'"),
+        (lambda: effectiveness(run, qrels, measures=["nDGC@10"]), ValueError,
+         "measures: measure not found: nDGC; expected ir_measures names such as nDCG@10"),
+        (lambda: effectiveness(run, qrels.rename(columns={"qid": "query"})), ValueError,
+         "qrels: lacks column(s) ['qid']; expected qid, docid, relevance"),
+        # the second run of the name replaced the first: its rows were lost
+        (lambda: effectiveness([run, run], qrels), ValueError,
+         "runs: two runs share a name in ['r', 'r']; expected distinct names"),
+    ]:  # fmt: skip
+        with pytest.raises(error) as info:
+            call()
+        assert type(info.value) is error and str(info.value) == message

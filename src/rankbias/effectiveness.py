@@ -41,8 +41,20 @@ def effectiveness(
     if isinstance(runs, Run):
         runs = [runs]
     if not isinstance(runs, dict):
-        runs = {run.name: run for run in runs}
-    parsed = [ir_measures.parse_measure(m) for m in measures]
+        runs = list(runs)
+        names = [run.name for run in runs]
+        if len(set(names)) < len(names):  # one would replace the other in the table
+            raise ValueError(f"runs: two runs share a name in {names}; expected distinct names")
+        runs = dict(zip(names, runs, strict=True))
+    if isinstance(measures, str):
+        raise TypeError(f"measures: expected a list of measures, found {measures!r}")
+    try:
+        parsed = [ir_measures.parse_measure(m) for m in measures]
+    except (NameError, ValueError, TypeError) as exc:  # ir_measures says NameError
+        raise ValueError(f"measures: {exc}; expected ir_measures names such as nDCG@10") from None
+    lacking = [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]
+    if lacking:
+        raise ValueError(f"qrels: lacks column(s) {lacking}; expected qid, docid, relevance")
     qrels_frame = pd.DataFrame(
         {
             "query_id": qrels["qid"].astype(str),

@@ -149,3 +149,30 @@ def test_duo_per_query_passes_min_docs_and_gathers_every_run():
     assert nothing.attrs["skipped"] == [
         {"run": "empty", "qid": "q1", "n_docs": 0, "reason": "no ranked list"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # an embedding table shorter than its docids read other documents' rows
+        (lambda: list_polarisation(["a", "b"], EMBEDDINGS[:3], DOCIDS), ValueError,
+         "embeddings: 3 rows for 5 docids; expected one each"),
+        (lambda: list_polarisation(["a", "a", "b"], EMBEDDINGS, DOCIDS), ValueError,
+         "list: a document is ranked twice in ['a', 'a', 'b']; expected each once"),
+        (lambda: list_polarisation("abc", EMBEDDINGS, DOCIDS), TypeError,
+         "list: expected a list of docids, found the string 'abc'"),
+        (lambda: duo_per_query([make_run("r", {"q": ["a", "b", "c"]})], ["q"], EMBEDDINGS,
+                               DOCIDS), TypeError,
+         "runs: expected a mapping name -> Run, found list"),
+        (lambda: duo_per_query({"r": make_run("r", {"q": ["a", "b", "c"]})}, ["q"], EMBEDDINGS,
+                               DOCIDS, metrics="duo"), TypeError,
+         "metrics: expected a list of measures, found 'duo'"),
+        (lambda: run_polarisation(make_run("r", {"q": ["a"]}), ["q"], EMBEDDINGS, DOCIDS,
+                                  cutoff=5, min_docs=0), ValueError,
+         "min_docs: expected a positive integer, found 0"),
+    ],
+)  # fmt: skip
+def test_arguments_that_would_give_other_documents_numbers_are_refused(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value) is error and str(info.value) == message

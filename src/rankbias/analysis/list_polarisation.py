@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from rankbias.errors import expect_count
 from rankbias.metrics.duo import polarisation_scores
 from rankbias.runs import Run
 from rankbias.scoring import score_runs
@@ -41,7 +42,15 @@ def list_polarisation(
     """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA of the
     list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a document without an
     embedding is a ValueError naming ``where``."""
+    if isinstance(ranked, str):
+        raise TypeError(f"{where}: expected a list of docids, found the string {ranked!r}")
     ranked = list(ranked)
+    if len(set(ranked)) < len(ranked):
+        raise ValueError(f"{where}: a document is ranked twice in {ranked}; expected each once")
+    if len(embeddings) != len(docids):
+        raise ValueError(
+            f"embeddings: {len(embeddings)} rows for {len(docids)} docids; expected one each"
+        )
     positions = docids.get_indexer(ranked)
     if (positions < 0).any():
         missing = ranked[int(np.argmax(positions < 0))]
@@ -65,8 +74,10 @@ def run_polarisation(
     ``run``'s lists, one PCA per list.  A query the run lacks, or whose list has fewer than
     ``min_docs`` documents (with one or two, Duo is 0/0), is not scored but listed in
     ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``."""
-    if cutoff < 1:
-        raise ValueError(f"cutoff: expected a positive integer, found {cutoff}")
+    expect_count(cutoff, "cutoff")
+    expect_count(min_docs, "min_docs")
+    if isinstance(qids, str):
+        raise TypeError(f"qids: expected a list of query ids, found the string {qids!r}")
     present = set(run.qids.tolist())
     frames, skipped = [], []
     for qid in qids:
@@ -98,6 +109,10 @@ def duo_per_query(
     """Duo-family ``metrics`` (e.g. ``"duo(variance=global)"``) at ``cutoff`` of each run (name
     → :class:`~rankbias.runs.Run`) and query, on :func:`run_polarisation`'s scores, as
     ``score_runs``' tidy table; queries not scored are in ``attrs["skipped"]``."""
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs: expected a mapping name -> Run, found {type(runs).__name__}")
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
     frames, skipped = [], []
     for name, run in runs.items():
         polarisation = run_polarisation(
