@@ -19,6 +19,7 @@ import rankbias.distributed as engine  # noqa: E402
 from rankbias.cli import main  # noqa: E402
 from rankbias.lexicon import default_lexicon  # noqa: E402
 from rankbias.metrics.measures import MeasureRequest, measures  # noqa: E402
+from rankbias.scoring import required_inputs  # noqa: E402
 
 WORDS = ["river", "stone", "market", "winter", "garden", "letter", "bridge", "music"]
 N_QUERIES, DEPTH = 12, 15
@@ -112,15 +113,25 @@ def parts(on_cluster, monkeypatch):
 
 def score(data, engine_name: str, metrics: list[str], extra=()) -> pd.DataFrame:
     out = data / f"{engine_name}-{abs(hash(tuple(metrics)))}.csv"
-    args = ["score", "--collection", str(data / "collection.tsv"), "--terms", "default"]
-    for name in ("a", "b"):
-        args += ["--run", str(data / f"{name}.run")]
-    args += ["--counterfactual", str(data / "a_cf.run"), "--counterfactual", str(data / "b_cf.run")]
-    args += ["--qrels", str(data / "qrels.txt"), "--polarisation", str(data / "polarisation.csv")]
-    args += ["--groups", str(data / "groups.tsv"), "--cutoffs", "3,5,10", "--quiet"]
+    args = ["score", "--run", str(data / "a.run"), "--run", str(data / "b.run")]
+    args += [*score_inputs(data, metrics), "--cutoffs", "3,5,10", "--quiet"]
     args += ["--metrics", ",".join(metrics), "--engine", engine_name, "--out", str(out), *extra]
     assert main(args) == 0
     return pd.read_csv(out, keep_default_na=False, na_values=[""])
+
+
+def score_inputs(data, metrics: list[str]) -> list[str]:
+    """The input options of ``metrics``, each given only where a measure reads it (the
+    command refuses an unused one)."""
+    inputs = {
+        "term_statistics": ["--collection", data / "collection.tsv", "--terms", "default"],
+        "counterfactual_run": ["--counterfactual", data / "a_cf.run",
+                               "--counterfactual", data / "b_cf.run"],
+        "relevance": ["--qrels", data / "qrels.txt"],
+        "polarisation_scores": ["--polarisation", data / "polarisation.csv"],
+        "group_membership": ["--groups", data / "groups.tsv"],
+    }  # fmt: skip
+    return [str(a) for kind in required_inputs(metrics) for a in inputs[kind.value]]
 
 
 def test_every_measure_over_its_grid_is_the_same_on_both_engines(data, parts):
@@ -172,6 +183,30 @@ def test_each_input_option_is_needed_by_its_measures(data, capsys):
     args += ["--counterfactual", str(data / "b_cf.run"), "--metrics", "crbo"]
     assert main([*args, "--out", str(data / "never.csv")]) == 2
     assert "found 2 file(s) for 1 --run file(s)" in capsys.readouterr().err
+
+
+def test_an_input_no_measure_reads_is_refused_naming_its_option(data, capsys):
+    """--groups beside duo alone was read (or not) and ignored, exit 0: an input given for
+    nothing is an error naming the option and the measures that read it."""
+    for metric, extra, message in [
+        ("duo", ["--groups", data / "groups.tsv"],
+         "--groups: no measure of --metrics reads group membership; expected it with measures "
+         "such as rnd, rkl, or not at all"),
+        ("duo", ["--qrels", data / "qrels.txt"], "--qrels: no measure of --metrics reads "
+         "relevance; expected it with measures such as prf_m, prf_f, nprf_m, nprf_f"),
+        ("rnd", ["--collection", data / "collection.tsv", "--terms", "default"],
+         "--collection: no measure of --metrics reads term statistics"),
+        ("rnd", ["--terms", "default"], "--terms: no measure of --metrics reads term statistics"),
+        ("texfair", ["--counterfactual", data / "a_cf.run"],
+         "--counterfactual: no measure of --metrics reads counterfactual run"),
+        ("texfair", ["--polarisation", data / "polarisation.csv"],
+         "--polarisation: no measure of --metrics reads polarisation scores"),
+    ]:  # fmt: skip
+        needed = score_inputs(data, [metric])
+        args = ["score", "--run", str(data / "a.run"), *needed, *map(str, extra)]
+        assert main([*args, "--metrics", metric, "--out", str(data / "never.csv")]) == 2
+        assert capsys.readouterr().err.startswith(f"rankbias score: error: {message}")
+        assert not (data / "never.csv").exists()
 
 
 @pytest.mark.parametrize("engine_name", ["local", "dask"])

@@ -181,15 +181,25 @@ def _declaring(parameter: str) -> list[str]:
 
 def _check_inputs(args, requests) -> None:
     """Every input the measures need is given, and no option goes unused."""
+    from rankbias.metrics.measures import measures
     from rankbias.runs import run_name
     from rankbias.scoring import required_inputs
 
-    for kind, names in required_inputs(requests).items():
+    needed = required_inputs(requests)
+    for kind, names in needed.items():
         attributes, expected = INPUT_OPTIONS[kind.value]
         if any(getattr(args, name) is None for name in attributes):
             raise InputError(
                 f"--metrics: {', '.join(names)} need(s) {kind.value.replace('_', ' ')}; "
                 f"expected {expected}"
+            )
+    for kind, (attributes, _) in INPUT_OPTIONS.items():  # given, but read by no measure
+        given = [a for a in attributes if getattr(args, a) is not None]
+        if given and kind not in {k.value for k in needed}:
+            readers = [m.name for m in measures() if kind in {i.value for i in m.inputs}][:4]
+            raise InputError(
+                f"--{given[0]}: no measure of --metrics reads {kind.replace('_', ' ')}; "
+                f"expected it with measures such as {', '.join(readers)}, or not at all"
             )
     if (args.collection is None) != (args.terms is None):
         lacking = "--terms" if args.terms is None else "--collection"
