@@ -13,16 +13,29 @@ import pandas as pd
 import pytest
 
 from rankbias.analysis.compare import compare
-from rankbias.analysis.consistency import consistency_bins
-from rankbias.analysis.psycholinguistic import top_categories
-from rankbias.analysis.seme import fit_seme
-from rankbias.errors import expect_count, expect_flag
+from rankbias.analysis.consistency import bias_ranks, consistency_bins, rank_bins
+from rankbias.analysis.psycholinguistic import (
+    CategoryDictionary,
+    category_shares,
+    correlate,
+    document_category_counts,
+    query_category_shares,
+    top_categories,
+)
+from rankbias.analysis.seme import attach_duo, fit_seme
+from rankbias.counterfactual import substitute_collection
+from rankbias.errors import InputError, expect_count, expect_flag, expect_items
 from rankbias.lexicon import default_lexicon, subsample
 from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
 from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
 from rankbias.metrics.prf import pairwise_ranking_fairness, t_statistic_squared
 from rankbias.metrics.ranked import position_discount
-from rankbias.text import document_stats
+from rankbias.metrics.texfair import distribution_distance
+from rankbias.plots import book_table
+from rankbias.retrieval import reciprocal_rank_fusion, top_k
+from rankbias.runs import Run
+from rankbias.scoring import parse_metric_list, required_inputs
+from rankbias.text import DocStats, document_stats
 
 
 @pytest.mark.parametrize("value", [True, False, np.True_, np.False_])
@@ -223,3 +236,175 @@ def test_a_line_limit_is_a_positive_integer(tmp_path, limit):
     with pytest.raises(ValueError) as info:
         list(iter_collection_stats(path, default_lexicon(), max_line_bytes=limit))
     assert str(info.value) == f"max_line_bytes: expected a positive integer, found {limit!r}"
+
+
+# ---- lists given as one string, objects of the wrong kind, tables without their columns ----
+@pytest.mark.parametrize("value", [["a", "b"], ("a",), np.array(["a"]), {"a": 1}, range(2)])
+def test_items_are_any_iterable_but_a_string(value):
+    assert expect_items(value, "ids") == list(value)
+    assert expect_items(iter(["a", "b"]), "ids") == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("ab", "ids: expected a list, found str 'ab'"),
+        (b"ab", "ids: expected a list, found bytes b'ab'"),
+        (5, "ids: expected a list, found int 5"),
+        (None, "ids: expected a list, found NoneType None"),
+    ],
+)
+def test_a_string_or_a_scalar_is_not_a_list_of_items(value, message):
+    with pytest.raises(TypeError) as info:
+        expect_items(value, "ids")
+    assert str(info.value) == message
+
+
+RUN = Run.from_frame(
+    pd.DataFrame({"qid": ["1", "1", "2"], "docid": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}),
+    name="r",
+)
+STATS = document_stats(["he is", "she is"], default_lexicon(), docids=["a", "b"])
+DICTIONARY = CategoryDictionary.from_mapping({"pronoun": ["he", "she"], "verb": ["is"]})
+COUNTS_OF = document_category_counts(["he is", "she"], DICTIONARY, docids=["a", "b"])
+SHARES = category_shares(RUN, COUNTS_OF, cutoff=2)
+PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5, 0.2]})
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # each of these read a string character by character: 11 documents from "hello world",
+        # the queries "1" and "2" from "12", the words "h" and "e" from "he"
+        (lambda: document_category_counts("hello world", DICTIONARY), TypeError,
+         "texts: expected texts (a list, not one string), found str 'hello world'"),
+        (lambda: document_category_counts(["he"], DICTIONARY, docids="a"), TypeError,
+         "docids: expected a list, found str 'a'"),
+        (lambda: query_category_shares({"1": "he is"}, DICTIONARY), TypeError,
+         "texts_by_query['1']: expected a list of document texts, found str 'he is'"),
+        (lambda: CategoryDictionary.from_mapping({"pronoun": "he"}), TypeError,
+         "entries['pronoun']: expected a list of words, found str 'he'"),
+        (lambda: correlate(PER_QUERY, SHARES, metrics="m"), TypeError,
+         "metrics: expected a list of metrics (not one string), found str 'm'"),
+        (lambda: RUN.restrict("12"), TypeError,
+         "qids: expected query ids (a list, not one string), found str '12'"),
+        (lambda: document_stats(["he", "she"], default_lexicon(), docids="ab"), TypeError,
+         "docids: expected a list, found str 'ab'"),
+        (lambda: STATS.rows("ab"), TypeError,
+         "docids: expected docids (a list, not one string), found str 'ab'"),
+        (lambda: required_inputs("nfairr"), TypeError,
+         "metrics: expected a list of measures, found 'nfairr'"),
+        # a cut-off of 2.5 was taken as 2 and True as 1; "5" and 1 ended in a raw TypeError
+        (lambda: RUN.cut(2.5), ValueError, "cutoff: expected a positive integer, found 2.5"),
+        (lambda: RUN.cut(True), ValueError, "cutoff: expected a positive integer, found True"),
+        (lambda: category_shares(RUN, COUNTS_OF, cutoff="5"), ValueError,
+         "cutoff: expected a positive integer, found '5'"),
+        (lambda: RUN.ranked(1), TypeError, "qid: expected a query id (str), found int"),
+        (lambda: parse_metric_list(5), TypeError,
+         "text: expected a comma-separated measure list, found int"),
+        # AttributeError, KeyError or IndexError before, naming nothing
+        (lambda: document_category_counts(["he"], None), TypeError,
+         "dictionary: expected a CategoryDictionary (read_dic), found NoneType"),
+        (lambda: category_shares(None, COUNTS_OF), TypeError,
+         "run: expected a Run (rankbias.runs.read_run), found NoneType"),
+        (lambda: query_category_shares([["he"]], DICTIONARY), TypeError,
+         "texts_by_query: expected a mapping qid → [document text, …], found list"),
+        (lambda: top_categories(pd.DataFrame()), InputError,
+         "correlations: lacks column(s) ['category', 'metric', 'p_bh', 'r', 'significant_bh']; "
+         "expected correlate()'s"),
+        (lambda: DocStats.concat([STATS, None]), TypeError,
+         "parts: expected DocStats of consecutive blocks, found NoneType"),
+        (lambda: substitute_collection([("a", "he")]), TypeError,
+         "collection: expected a DataFrame with columns docid, text, found list"),
+        (lambda: attach_duo(pd.DataFrame({"participant_id": []}), pd.DataFrame()), InputError,
+         "responses: lacks the column(s) ['question_id', 'shown']; expected ['participant_id', "
+         "'question_id', 'shown']"),
+        (lambda: book_table([1, 2], "A table."), TypeError,
+         "frame: expected a DataFrame, found list"),
+        (lambda: rank_bins(np.arange(3), 2), ValueError,
+         "ranks: expected an array of queries × metrics, found (3,)"),
+        (lambda: rank_bins(np.zeros((3, 2), dtype=int), 0), ValueError,
+         "n_bins: expected a positive integer, found 0"),
+        (lambda: reciprocal_rank_fusion("fused", []), ValueError,
+         "runs: expected at least one Run to fuse, found none"),
+        (lambda: reciprocal_rank_fusion("fused", [RUN], k=-60), ValueError,
+         "k: expected a number ≥ 0 (default 60), found -60"),
+        (lambda: top_k(np.array([1.0, 2.0]), -1, True), ValueError,
+         "k: expected a positive integer, found -1"),
+        (lambda: distribution_distance(np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.5])),
+         ValueError, "dist, target: expected shares of the same groups, found (3,) and (2,)"),
+        # numpy's "expected non-negative integer", naming nothing
+        (lambda: subsample(default_lexicon(), 0.5, -1), TypeError,
+         "seed: expected an integer ≥ 0 (explicit, for a reproducible draw), found -1"),
+    ],
+)  # fmt: skip
+def test_public_functions_refuse_a_string_for_a_list_and_objects_of_the_wrong_kind(
+    call, error, message
+):
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value) is error and str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # undefined bias levels sorted last, as the least biased queries
+        (lambda: bias_ranks(np.array([[0.2, 0.1], [np.nan, 0.3]])),
+         "bias: expected bias levels, found NaN (leave such queries out first)"),
+        # a NaN score was kept in the top k (the testbed's rankers)
+        (lambda: top_k(np.array([np.nan, 2.0, 1.0]), 1, False),
+         "scores: expected numbers, found NaN at rows [0]"),
+        # a digit count of −1 formatted floats to none; an empty caption left a table unnamed
+        (lambda: book_table(pd.DataFrame({"a": [1.0]}), "A table.", digits=-1),
+         "digits: expected an integer ≥ 0, found -1"),
+        (lambda: book_table(pd.DataFrame({"a": [1.0]}), " "),
+         "caption: expected the table's caption, found an empty one"),
+        (lambda: book_table(pd.DataFrame({"a": [1.0]}), "A table.", precise={"b": 4}),
+         "precise: no column ['b']; found ['a']"),
+    ],
+)  # fmt: skip
+def test_undefined_or_impossible_values_are_refused(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_a_collection_to_substitute_needs_one_row_per_docid():
+    frame = pd.DataFrame({"docid": ["a", None, "a", "b"], "text": ["he", "she", "him", "her"]})
+    with pytest.raises(InputError) as info:
+        substitute_collection(frame)
+    assert str(info.value) == (
+        "collection: row 1 has no docid (2 such row(s) in all); expected one row per document, "
+        "each with its docid"
+    )
+    with pytest.raises(InputError, match=r"row 1 has docid 'a' again \(1 such"):
+        substitute_collection(frame.iloc[[0, 2, 3]].reset_index(drop=True))
+
+
+@pytest.mark.parametrize(("column", "value", "shown"), [("prior", np.nan, "nan"),
+                                                        ("signed_duo", "high", "'high'"),
+                                                        ("n_clicked", np.inf, "inf")])  # fmt: skip
+def test_the_seme_regression_names_a_value_it_cannot_fit(column, value, shown):
+    # NaN ended in numpy's "SVD did not converge"; a string in "could not convert ... to float"
+    responses = RESPONSES.astype({column: object})
+    responses.loc[2, column] = value
+    with pytest.raises(InputError) as info:
+        fit_seme(responses)
+    assert str(info.value) == (
+        f"responses: column {column!r} holds {shown} at row 2 (1 such row(s)); expected finite "
+        "numbers (read_study_responses skips and counts a response without an answer)"
+    )
+
+
+def test_what_the_checks_let_through_still_works():
+    # a list of lists, an array, a set, a generator; a display name in precise; headers naming
+    # columns a table lacks (one mapping serves several tables)
+    assert list(RUN.restrict(np.array(["2"])).qids) == ["2"]
+    assert list(RUN.restrict({"1"}).qids) == ["1"]
+    assert list(RUN.cut(np.int64(1)).docids) == ["a", "a"]
+    assert STATS.rows(q for q in ["b", "z"]).tolist() == [1, -1]
+    table = book_table(pd.DataFrame({"nfairr@10": [0.123456]}), "A table.",
+                       headers={"absent": "x"}, precise={"NFaiRR@10": 5})  # fmt: skip
+    assert "0.12346" in table.to_html()
+    assert reciprocal_rank_fusion("fused", [RUN], k=0).scores.tolist() == [1.0, 0.5, 1.0]

@@ -90,7 +90,7 @@ def test_cut_and_frame(tmp_path):
         "rank": [1, 2, 1],
         "score": [3.0, 2.0, 1.0],
     }
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="cutoff: expected a positive integer, found 0"):
         run.cut(0)
 
 

@@ -310,11 +310,23 @@ def substitute_collection(
 ) -> tuple[pd.DataFrame, SubstitutionReport]:
     """The counterfactual collection (``docid, text`` and other columns, same rows, ``text``
     substituted) and a report; a text that is not a string is an error naming the docid."""
+    expect_type(collection, "collection", pd.DataFrame, "a DataFrame with columns docid, text")
     missing = {"docid", "text"} - set(collection.columns)
     if missing:
         raise InputError(
             f"collection lacks column(s) {sorted(missing)}; expected columns docid, text"
         )
+    docids = collection["docid"]
+    bad = docids.isna() | docids.duplicated(keep="first")
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        found = "no docid" if pd.isna(docids.iloc[i]) else f"docid {docids.iloc[i]!r} again"
+        raise InputError(
+            f"collection: row {i} has {found} ({int(bad.sum())} such row(s) in all); "
+            "expected one row per document, each with its docid"
+        )
+    if substitution is not None:
+        expect_type(substitution, "substitution", Substitution, "a Substitution or None")
     substitution = substitution or default_substitution()
     texts = collection["text"].tolist()
     not_text = [i for i, t in enumerate(texts) if not isinstance(t, str)]

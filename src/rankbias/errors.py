@@ -25,6 +25,14 @@ def expect_type(value, name: str, kind: type | tuple[type, ...], expected: str):
     return value
 
 
+def expect_items(value, name: str, expected: str = "a list") -> list:
+    """``value`` as a list if it is an iterable other than a string (whose characters would be
+    taken one by one as items); else a ``TypeError`` naming ``name``."""
+    if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name}: expected {expected}, found {type(value).__name__} {value!r:.40}")
+    return list(value)
+
+
 def expect_flag(value, name: str) -> bool:
     """``value`` if it is a bool (``numpy.bool_`` too); else a ``TypeError`` naming ``name``: a
     string such as ``"no"`` or ``"false"`` is true to Python, and would silently mean ``True``."""

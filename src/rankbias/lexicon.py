@@ -370,9 +370,9 @@ def subsample(lexicon: Lexicon, fraction: float, seed: int, stratified: bool = T
         raise TypeError(f"fraction: expected a number in (0, 1], found {fraction!r}")
     if not 0.0 < fraction <= 1.0:
         raise ValueError(f"fraction: expected a number in (0, 1], found {fraction}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise TypeError(
-            f"seed: expected an integer (explicit, for a reproducible draw), found {seed!r}"
+            f"seed: expected an integer ≥ 0 (explicit, for a reproducible draw), found {seed!r}"
         )
     stratified = expect_flag(stratified, "stratified")
     rng = np.random.default_rng(seed)

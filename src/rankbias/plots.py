@@ -158,20 +158,30 @@ def book_table(
     index: bool | None = None,
 ):
     """``frame`` as the book shows a table: a caption (numbered "Table 6.2" per chapter when
-    the page is built), headers in words (``headers`` renames columns and index levels; other
+    the page is built), headers in words (``headers`` renames the columns and index levels it
+    names that ``frame`` has, so that one mapping serves several tables; other
     measure labels get their display names, ``nfairr@10`` → ``NFaiRR@10``), floats to
     ``digits`` decimals (``precise`` maps a column to more; say so in the caption), integers
     with thousands separators, undefined values as "–", and no row numbers: the index is
     shown only when it holds labels (``index`` forces either).  Returns a pandas Styler."""
     import pandas as pd
 
+    from rankbias.errors import expect_count, expect_type
     from rankbias.metrics.measures import display_name
 
+    expect_type(frame, "frame", pd.DataFrame, "a DataFrame")
+    if not expect_type(caption, "caption", str, "a str").strip():
+        raise ValueError("caption: expected the table's caption, found an empty one")
+    expect_count(digits, "digits", 0)
     headers = dict(headers or {})
     precise = dict(precise or {})
     shown = frame.rename(
         columns=lambda c: headers.get(c, display_name(c) if isinstance(c, str) else c)
     )
+    if unknown := [key for key in precise if key not in {*frame.columns, *shown.columns}]:
+        raise ValueError(f"precise: no column {unknown}; found {list(frame.columns)}")
+    for key, places in precise.items():
+        expect_count(places, f"precise[{key!r}]", 0)
     shown = shown.rename_axis(index=[headers.get(n, n) for n in shown.index.names])
     named = {headers.get(c, c): d for c, d in precise.items()}
     formats = {}

@@ -19,6 +19,7 @@ exactly the order a reader recovers (score descending, docid ascending).
 from __future__ import annotations
 
 import hashlib
+import numbers
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankbias.errors import expect_count, expect_items, expect_type
 from rankbias.models import MODEL_NAME
 from rankbias.outputs import atomic_open
 from rankbias.runs import Run, write_run
@@ -52,6 +54,11 @@ def bm25_tokens(texts, tokenizer: Callable[[str], list[str]] | None = None) -> l
 
 def top_k(scores: np.ndarray, k: int, positive_only: bool) -> np.ndarray:
     """Row indices of the ``k`` highest scores (unordered; ordering is the Run's job)."""
+    k = expect_count(k, "k")
+    if np.isnan(scores).any():
+        raise ValueError(
+            f"scores: expected numbers, found NaN at rows {np.flatnonzero(np.isnan(scores))}"
+        )
     candidates = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
     if len(candidates) <= k:
         return candidates
@@ -231,6 +238,13 @@ def build_runs(
 
 def reciprocal_rank_fusion(name: str, runs: list[Run], k: int = RRF_K) -> Run:
     """RRF: ``score(d) = Σ_runs 1 / (k + rank(d))`` over the runs that retrieved ``d``."""
+    runs = expect_items(runs, "runs", "a list of Runs")
+    if not runs:
+        raise ValueError("runs: expected at least one Run to fuse, found none")
+    for run in runs:
+        expect_type(run, "runs", Run, "a list of Runs")
+    if isinstance(k, bool) or not isinstance(k, numbers.Real) or not k >= 0:
+        raise ValueError(f"k: expected a number ≥ 0 (default {RRF_K}), found {k!r}")
     frames = [
         run.to_frame().assign(score=lambda f: 1.0 / (k + f["rank"]))[["qid", "docid", "score"]]
         for run in runs

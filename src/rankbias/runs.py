@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_type, located
+from rankbias.errors import InputError, expect_count, expect_items, expect_type, located
 from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
@@ -115,6 +115,7 @@ class Run:
 
     def ranked(self, qid: str) -> np.ndarray:
         """The ranked docids of one query (a KeyError names the query if it is absent)."""
+        expect_type(qid, "qid", str, "a query id (str)")
         i = np.searchsorted(self.qids, qid)
         if i == len(self.qids) or self.qids[i] != qid:
             raise KeyError(f"run {self.name!r} has no query {qid!r}")
@@ -133,15 +134,15 @@ class Run:
 
     def cut(self, k: int) -> Run:
         """The run with every list cut to its first ``k`` documents (shorter lists kept)."""
-        if k < 1:
-            raise ValueError(f"cutoff must be at least 1, found {k}")
+        k = expect_count(k, "cutoff")
         keep = self.ranks() <= k
         offsets = _offsets(np.minimum(self.list_lengths, k))
         return Run(self.name, self.qids, offsets, self.docids[keep], self.scores[keep])
 
     def restrict(self, qids) -> Run:
         """The run on a subset of its queries (queries it lacks are simply absent)."""
-        wanted = np.isin(self.qids, np.asarray(list(qids), dtype=object))
+        qids = expect_items(qids, "qids", "query ids (a list, not one string)")
+        wanted = np.isin(self.qids, np.asarray(qids, dtype=object))
         rows = np.repeat(wanted, self.list_lengths)
         offsets = _offsets(self.list_lengths[wanted])
         return Run(self.name, self.qids[wanted], offsets, self.docids[rows], self.scores[rows])

@@ -102,7 +102,7 @@ def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
 
     if text is None:
         return tuple(parse_measure(m) for m in DEFAULT_MEASURES)
-    if text.strip() == "all":
+    if expect_type(text, "text", str, "a comma-separated measure list").strip() == "all":
         names: list[str] = []
         for measure in (m for m in measures() if m.inputs == (Input.TERM_STATISTICS,)):
             labels = [a for a, (target, _) in ALIASES.items() if target == measure.name]
@@ -114,10 +114,16 @@ def parse_metric_list(text: str | None) -> tuple[MeasureRequest, ...]:
 def required_inputs(metrics: Sequence[str | MeasureRequest]) -> dict[Input, list[str]]:
     """Input → the measures (as given) that need it."""
     needed: dict[Input, list[str]] = {}
-    for item in metrics:
+    for item in _measure_items(metrics):
         for kind in parse_measure(item).measure.inputs:
             needed.setdefault(kind, []).append(str(item))
     return needed
+
+
+def _measure_items(metrics) -> list:
+    if isinstance(metrics, str | MeasureRequest) or not hasattr(metrics, "__iter__"):
+        raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
+    return list(metrics)
 
 
 class PlannedMeasure(NamedTuple):
@@ -137,9 +143,7 @@ def plan_measures(
 ) -> list[PlannedMeasure]:
     """What :func:`score_runs` computes, in its order: each measure once (a measure with
     ``@k`` at ``k``, the others at every cut-off of ``cutoffs``, each cut-off once)."""
-    if isinstance(metrics, str | MeasureRequest):
-        raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
-    requests = [parse_measure(item) for item in dict.fromkeys(metrics)]
+    requests = [parse_measure(item) for item in dict.fromkeys(_measure_items(metrics))]
     if not requests:
         raise ValueError("metrics: expected at least one measure, found none")
     cutoffs = _check_cutoffs(cutoffs)

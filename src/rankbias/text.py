@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankbias.errors import expect_flag
+from rankbias.errors import expect_flag, expect_items, expect_type
 from rankbias.lexicon import Lexicon
 
 if TYPE_CHECKING:  # pandas and scipy are imported where used: `rankbias stats` needs neither
@@ -94,7 +94,7 @@ class DocStats:
             wanted = docids if docids.type == pa.string() else docids.cast(pa.string())
         else:
             if not isinstance(docids, np.ndarray):
-                docids = list(docids)
+                docids = expect_items(docids, "docids", "docids (a list, not one string)")
             wanted = pa.array(np.asarray(docids, dtype=object), type=pa.string())
         n = len(wanted)
         threads = max(1, min(os.cpu_count() or 1, n // LOOKUP_SLICE))
@@ -116,6 +116,7 @@ class DocStats:
         collection's hash table is built once, not once per array."""
         import pyarrow as pa
 
+        lists = expect_items(lists, "lists", "docid arrays, one per run")
         if not lists:
             return []
         chunks = pa.chunked_array(lists, type=pa.string())  # Arrow arrays, lists or ndarrays
@@ -150,6 +151,8 @@ class DocStats:
         """Stack statistics of consecutive blocks of one collection."""
         if not parts:
             raise ValueError("nothing to concatenate")
+        for part in parts:
+            expect_type(part, "parts", DocStats, "DocStats of consecutive blocks")
         first = parts[0]
         term_counts = None
         if first.term_counts is not None:
@@ -234,7 +237,7 @@ def document_stats(
     for position, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts: expected str, found {type(text).__name__} at {position}")
-    ids = [str(i) for i in range(len(texts))] if docids is None else list(docids)
+    ids = [str(i) for i in range(len(texts))] if docids is None else expect_items(docids, "docids")
     ids = np.array(ids, dtype=object)
     if len(ids) != len(texts):
         raise ValueError(f"docids: {len(ids)} docids for {len(texts)} texts; expected one each")

@@ -187,6 +187,9 @@ def consistency_bins(
 def bias_ranks(bias: np.ndarray) -> np.ndarray:
     """0-based rank of each bias level along axis ``-2`` (0 = most biased); the rows must be in
     qid order, so that the stable sort breaks ties by qid (the module docstring's binning)."""
+    bias = _queries_by_metrics(bias, "bias")
+    if np.isnan(bias).any():
+        raise ValueError("bias: expected bias levels, found NaN (leave such queries out first)")
     order = np.argsort(-bias, axis=-2, kind="stable")
     ranks = np.empty_like(order)
     positions = np.arange(bias.shape[-2])[:, None]
@@ -197,7 +200,16 @@ def bias_ranks(bias: np.ndarray) -> np.ndarray:
 def rank_bins(ranks: np.ndarray, n_bins: int) -> np.ndarray:
     """0-based bin of each 0-based rank along axis ``-2`` (:func:`bias_ranks`):
     ``⌊rank · n_bins / n⌋``."""
+    expect_count(n_bins, "n_bins")
+    ranks = _queries_by_metrics(ranks, "ranks")
     return ranks * n_bins // ranks.shape[-2]
+
+
+def _queries_by_metrics(values, name: str) -> np.ndarray:
+    values = np.asarray(values)
+    if values.ndim < 2 or values.shape[-2] == 0:
+        raise ValueError(f"{name}: expected an array of queries × metrics, found {values.shape}")
+    return values
 
 
 # ---- the shared machinery ---------------------------------------------------------------------

@@ -36,7 +36,15 @@ import scipy.sparse as sp
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from rankbias.errors import InputError, expect_count, expect_flag, expect_fraction, located
+from rankbias.errors import (
+    InputError,
+    expect_count,
+    expect_flag,
+    expect_fraction,
+    expect_items,
+    expect_type,
+    located,
+)
 from rankbias.inputs import iter_lines, read_bytes
 from rankbias.runs import Run
 from rankbias.text import tokenize
@@ -101,7 +109,7 @@ class CategoryDictionary:
         words: dict[str, set[int]] = {}
         stems: dict[str, set[int]] = {}
         for index, name in enumerate(categories):
-            for raw in entries[name]:
+            for raw in expect_items(entries[name], f"entries[{name!r}]", "a list of words"):
                 entry = str(raw).strip().lower()
                 _check_entry(entry, source, None)
                 target = stems if entry.endswith("*") else words
@@ -361,8 +369,9 @@ def document_category_counts(
     tokenizer: str = "default",
 ) -> CategoryCounts:
     """Category counts and token lengths of each text (:func:`rankbias.text.tokenize`)."""
-    texts = list(texts)
-    docids = range(len(texts)) if docids is None else docids
+    texts = expect_items(texts, "texts", "texts (a list, not one string)")
+    expect_type(dictionary, "dictionary", CategoryDictionary, "a CategoryDictionary (read_dic)")
+    docids = range(len(texts)) if docids is None else expect_items(docids, "docids")
     docids = np.asarray([str(d) for d in docids], dtype=object)
     if len(docids) != len(texts):
         raise ValueError(f"{len(docids)} docids for {len(texts)} texts; expected one each")
@@ -389,6 +398,8 @@ def category_shares(
     in ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count."""
     if missing not in ("error", "skip"):
         raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
+    expect_type(run, "run", Run, "a Run (rankbias.runs.read_run)")
+    expect_type(counts, "counts", CategoryCounts, "the CategoryCounts of document_category_counts")
     cut = run.cut(cutoff)
     rows = counts.rows(cut.docids)
     absent = rows < 0
@@ -437,9 +448,14 @@ def query_category_shares(
 ) -> pd.DataFrame:
     """``qid, category, value`` shares for queries given as ``{qid: [document text, …]}`` (already
     cut); a query without tokens gets NaN and is listed in ``attrs["empty_queries"]``."""
-    qids = [str(q) for q in texts_by_query]
-    texts = [t for q in texts_by_query for t in texts_by_query[q]]
-    sizes = np.array([len(texts_by_query[q]) for q in texts_by_query], dtype=np.int64)
+    expect_type(texts_by_query, "texts_by_query", Mapping, "a mapping qid → [document text, …]")
+    lists = {
+        str(q): expect_items(docs, f"texts_by_query[{q!r}]", "a list of document texts")
+        for q, docs in texts_by_query.items()
+    }
+    qids = list(lists)
+    texts = [t for docs in lists.values() for t in docs]
+    sizes = np.array([len(docs) for docs in lists.values()], dtype=np.int64)
     counts = document_category_counts(texts, dictionary, tokenizer=tokenizer)
     query_of = np.repeat(np.arange(len(qids)), sizes)
     frame, tokens = _pooled_shares(counts, qids, query_of, np.arange(len(texts)))
@@ -498,7 +514,8 @@ def correlate(
     table = pd.DataFrame({c: per_query_metric[c].to_numpy() for c in per_query_metric.columns})
     shares = pd.DataFrame({c: shares[c].to_numpy() for c in shares.columns})  # drop attrs
     if metrics is not None:
-        table = table[table["metric"].isin(list(metrics))]
+        metrics = expect_items(metrics, "metrics", "a list of metrics (not one string)")
+        table = table[table["metric"].isin(metrics)]
         absent = [m for m in metrics if m not in set(table["metric"])]
         if absent:
             raise InputError(f"the metric table has no rows for {absent}")
@@ -557,6 +574,9 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     column = "significant_bh" if expect_flag(adjust, "adjust") else "significant"
     p_column = "p_bh" if adjust else "p"
     expect_count(k, "k")
+    lacking = {"metric", "category", "r", p_column, column} - set(correlations.columns)
+    if lacking:
+        raise InputError(f"correlations: lacks column(s) {sorted(lacking)}; expected correlate()'s")
     table = pd.DataFrame(
         {c: correlations[c].to_numpy() for c in ("metric", "category", "r", p_column, column)}
     )  # plain columns: no attrs copied along the way

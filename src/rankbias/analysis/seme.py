@@ -255,6 +255,12 @@ def attach_duo(responses: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     from the scores of :func:`polarisation_table` (orientation: the question's perspective-1
     documents).  A shown document not in ``table`` or of another question is an
     :class:`InputError` naming the participant."""
+    for frame, name, columns in (
+        (responses, "responses", ("participant_id", "question_id", "shown")),
+        (table, "table", ("question_id", "doc_id", "perspective", "score")),
+    ):
+        if lacking := [c for c in columns if c not in frame.columns]:
+            raise InputError(f"{name}: lacks the column(s) {lacking}; expected {list(columns)}")
     score_of = dict(zip(table["doc_id"], table["score"], strict=True))
     question_of = dict(zip(table["doc_id"], table["question_id"], strict=True))
     references = {
@@ -339,6 +345,17 @@ def fit_seme(
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
+    for column in ("prior", "posterior", "n_clicked", duo_column):
+        given = responses[column]
+        bad = ~np.isfinite(pd.to_numeric(given, errors="coerce").to_numpy(dtype=float))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            value = given.iloc[i].item() if isinstance(given.iloc[i], np.generic) else given.iloc[i]
+            raise InputError(
+                f"responses: column {column!r} holds {value!r} at row "
+                f"{given.index[i]!r} ({int(bad.sum())} such row(s)); expected finite numbers "
+                "(read_study_responses skips and counts a response without an answer)"
+            )
     cov_type = "HC3" if expect_flag(robust, "robust") else "nonrobust"
     expect_fraction(alpha, "alpha")
     expect_flag(combined, "combined")
