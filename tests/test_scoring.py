@@ -480,6 +480,13 @@ def test_metric_lists_all_and_defaults():
     )
     with pytest.raises(ValueError, match="unknown parameter 'x' of texfair"):
         parse_metric_list("texfair(x=1)")
+    # computed once, silently, where the same measure spelled twice (tau=1 is the default)
+    # was refused as requested twice
+    with pytest.raises(ValueError) as info:
+        parse_metric_list("nfairr@5,texfair,nfairr@5")
+    assert str(info.value) == (
+        "measure list 'nfairr@5,texfair,nfairr@5' names nfairr@5 twice; expected once"
+    )
 
 
 def test_per_list_measures_equal_their_functions_called_on_each_prefix():

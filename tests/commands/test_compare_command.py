@@ -138,6 +138,17 @@ def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
         (["--permutations", "0"], "--permutations"),
         (["--seed", "-1"], "--seed: '-1': expected a whole number"),
         (["--plot", "forest.pdf"], "--plot: 'forest.pdf': expected a file name ending in .png"),
+        # read, then ignored: only the randomisation test draws sign flips
+        (
+            ["--test", "wilcoxon", "--permutations", "100"],
+            "--permutations: the wilcoxon test draws no sign flips; expected it only with "
+            "--test randomisation",
+        ),
+        # compared once, silently
+        (
+            ["--metrics", "nfairr,nfairr"],
+            "--metrics: measure list 'nfairr,nfairr' names nfairr twice; expected once",
+        ),
     ],
 )
 def test_bad_options_are_refused_naming_the_option(tmp_path, capsys, extra, message):

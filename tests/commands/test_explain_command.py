@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -93,6 +94,27 @@ def test_explain_writes_a_row_per_document_that_adds_up_to_score(tmp_path, capsy
             "argument --run: given twice (",
         ),
         (["--qid", "q0007", "--metrics", "nfairr@10", "--plot", "x.pdf"], "--plot"),
+        # exact shares and Shapley values over 10 documents draw no random orders: the options
+        # were ignored
+        (
+            ["--qid", "q0007", "--metrics", "nfairr@10,awrf@10", "--seed", "3"],
+            "--seed: no measure of --metrics is a Shapley value over more than 10 documents "
+            "(AWRF, TED, TExFAIR or RBDF with a cut-off above 10), which alone draw random "
+            "orders; expected it only with one",
+        ),
+        (
+            ["--qid", "q0007", "--metrics", "texfair@5", "--permutations", "50"],
+            "--permutations: no measure of --metrics is a Shapley value over more than 10",
+        ),
+        # computed once, silently
+        (
+            ["--qid", "q0007", "--qid", "q0007", "--metrics", "nfairr@10"],
+            "--qid q0007: given twice; expected each query once",
+        ),
+        (
+            ["--qid", "q0007", "--metrics", "awrf@20,awrf@20"],
+            "--metrics: measure list 'awrf@20,awrf@20' names awrf@20 twice; expected once",
+        ),
     ],
 )
 def test_bad_requests_are_refused_naming_the_option(tmp_path, capsys, extra, message):
@@ -123,3 +145,21 @@ def test_a_background_run_is_read_for_the_measures_that_take_one(tmp_path, capsy
     assert explained["nfairr(background=run)"] == pytest.approx(on_run, abs=1e-9)
     assert explained["nfairr"] == pytest.approx(on_collection, abs=1e-9)
     assert abs(on_run - on_collection) > 0.01
+
+
+def test_permutations_and_seed_reach_a_sampled_shapley_estimate(tmp_path):
+    def contributions(*options):
+        args = base(tmp_path, "--qid", "q0007", "--metrics", "awrf@20", *options)
+        assert main(["-q", *args]) == 0
+        return pd.read_csv(tmp_path / "explained.csv")
+
+    default = contributions()
+    assert set(default["kind"]) == {"shapley (mean of 1000 orders)"}
+    assert default.equals(contributions("--seed", "0", "--permutations", "1000"))
+    other = contributions("--seed", "7", "--permutations", "40")
+    assert set(other["kind"]) == {"shapley (mean of 40 orders)"}
+    assert not np.allclose(other["contribution"], default["contribution"])
+    # Shapley values add up to the value minus the baseline whatever the orders drawn
+    for table in (default, other):
+        total = table["contribution"].sum()
+        assert total == pytest.approx(table["value"].iloc[0] - table["baseline"].iloc[0])

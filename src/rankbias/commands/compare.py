@@ -65,10 +65,10 @@ def register(subparsers) -> None:
     parser.add_argument("--metrics", help="only these measures (names as in the table)")
     parser.add_argument("--test", choices=TESTS, default="randomisation")
     for flag, text in (
-        ("--permutations", "random sign flips beyond 16 queries (default 10000)"),
+        ("--permutations", "random sign flips beyond 16 queries (default 10000; randomisation)"),
         ("--bootstrap", "bootstrap resamples of the interval (default 10000)"),
     ):
-        parser.add_argument(flag, type=positive_int, default=10_000, metavar="N", help=text)
+        parser.add_argument(flag, type=positive_int, metavar="N", help=text)
     parser.add_argument(
         "--seed",
         type=seed,
@@ -101,6 +101,11 @@ def run_compare(args) -> int:
     from rankbias.metrics.measures import split_measure_list
     from rankbias.outputs import check_output, write_table
 
+    if args.permutations is not None and args.test != "randomisation":
+        raise InputError(
+            f"--permutations: the {args.test} test draws no sign flips; expected it only with "
+            "--test randomisation"
+        )
     out = check_output(args.out, inputs=[args.scores])
     plot = None
     if args.plot:
@@ -115,8 +120,8 @@ def run_compare(args) -> int:
             scores,
             args.baseline,
             args.test,
-            args.permutations,
-            args.bootstrap,
+            args.permutations or 10_000,
+            args.bootstrap or 10_000,
             args.confidence,
             args.correction,
             args.alpha,

@@ -49,17 +49,28 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--permutations",
         type=positive_int,
-        default=1_000,
         metavar="N",
-        help="random orders of a Shapley estimate beyond 10 documents",
+        help="random orders of a Shapley estimate beyond 10 documents (default 1000)",
     )
-    parser.add_argument("--seed", type=seed, default=0, metavar="N")
+    parser.add_argument("--seed", type=seed, metavar="N", help="of those orders (default 0)")
     add_plot_argument(parser, "the lists as strips coloured by contribution")
     parser.set_defaults(func=run_explain)
 
 
+def _sampled(text: str) -> bool:
+    """Whether ``text`` is a measure whose Shapley values are estimated from random orders."""
+    from rankbias.analysis.explain import EXACT_MAX_DOCUMENTS, SHAPLEY
+    from rankbias.metrics.measures import parse_measure
+
+    try:
+        request = parse_measure(text)
+    except ValueError:
+        return False  # explain() names it
+    return request.measure.name in SHAPLEY and (request.cutoff or 0) > EXACT_MAX_DOCUMENTS
+
+
 def run_explain(args) -> int:
-    from rankbias.analysis.explain import explain, strip_plot, top_terms
+    from rankbias.analysis.explain import EXACT_MAX_DOCUMENTS, explain, strip_plot, top_terms
     from rankbias.metrics.measures import split_measure_list
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
@@ -75,11 +86,22 @@ def run_explain(args) -> int:
         metrics = split_measure_list(args.metrics)
     except ValueError as exc:
         raise InputError(f"--metrics: {exc}") from None
+    sampled = [m for m in metrics if _sampled(m)]
+    for option in ("permutations", "seed"):  # given, but no list is long enough to sample
+        if getattr(args, option) is not None and not sampled:
+            raise InputError(
+                f"--{option}: no measure of --metrics is a Shapley value over more than "
+                f"{EXACT_MAX_DOCUMENTS} documents (AWRF, TED, TExFAIR or RBDF with a cut-off "
+                f"above {EXACT_MAX_DOCUMENTS}), which alone draw random orders; expected it "
+                "only with one"
+            )
     if args.background and not any("background=run" in m.replace(" ", "") for m in metrics):
         raise InputError(
             f"--background {args.background}: no measure of --metrics reads it; expected one "
             "with background=run, e.g. nfairr(background=run)@10"
         )
+    if twice := sorted({q for q in args.qid if args.qid.count(q) > 1}):
+        raise InputError(f"--qid {', '.join(twice)}: given twice; expected each query once")
     run = read_run(args.run)
     background = read_run(args.background) if args.background else "collection"
     unknown = [qid for qid in args.qid if qid not in set(run.qids)]
@@ -93,7 +115,9 @@ def run_explain(args) -> int:
         wanted(args),
     )
     try:
-        table = explain(run, stats, args.qid, metrics, args.permutations, args.seed, background)
+        table = explain(
+            run, stats, args.qid, metrics, args.permutations or 1_000, args.seed or 0, background
+        )
     except ValueError as exc:
         raise InputError(f"--metrics {args.metrics}: {exc}") from None
     write_table(out, table)

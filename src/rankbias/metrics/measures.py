@@ -430,7 +430,8 @@ def display_name(label: str) -> str:
 
 def split_measure_list(text: str, empty_ok: bool = False) -> list[str]:
     """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets; an
-    empty item (``","``, ``"a,,b"``) is a ValueError unless ``empty_ok``."""
+    empty item (``","``, ``"a,,b"``) or an item given twice is a ValueError unless
+    ``empty_ok``."""
     items, depth, current = [], 0, []
     for char in text:
         if char in "([":
@@ -452,6 +453,8 @@ def split_measure_list(text: str, empty_ok: bool = False) -> list[str]:
             f"measure list {text!r} has an empty item; expected comma-separated measures "
             "like texfair@10,nfairr(tau=0)@5"
         )
+    if not empty_ok and (twice := sorted({i for i in items if items.count(i) > 1})):
+        raise ValueError(f"measure list {text!r} names {', '.join(twice)} twice; expected once")
     return items
 
 
