@@ -557,6 +557,24 @@ def test_scheduler_needs_the_dask_engine(tmp_path, capsys):
     assert status == 2 and "expected --engine dask" in err
 
 
+@pytest.mark.parametrize("command", ["stats", "score"])
+def test_workers_with_a_scheduler_are_refused(tmp_path, capsys, command):
+    """The cluster's workers are the ones started on it: --workers was read and ignored."""
+    collection = generated_collection(tmp_path / "c.tsv", 10)
+    args = [command, "--collection", str(collection), "--terms", "default", "--engine", "dask",
+            "--scheduler", "tcp://127.0.0.1:1", "--workers", "2",
+            "--out", str(tmp_path / "o.csv")]  # fmt: skip
+    if command == "score":
+        run = tmp_path / "a.run"
+        run.write_text("q1 Q0 d1 1 2.0 a\n")
+        args += ["--run", str(run)]
+    status, err = run_cli(args, capsys)
+    assert status == 2 and err == (
+        f"rankbias {command}: error: --workers 2: the cluster at --scheduler has the workers "
+        "started on it; expected --workers only for this machine's threads or local cluster\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("address", "expected"),
     [

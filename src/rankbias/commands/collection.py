@@ -44,8 +44,8 @@ def add_collection_arguments(parser, required: bool = True) -> None:
     parser.add_argument(
         "--workers",
         type=options.worker_count,
-        help="counting threads (local engine) or worker processes (--engine dask), 1 to the "
-        "number of cores (default: all cores)",
+        help="counting threads (local engine) or worker processes (--engine dask without "
+        "--scheduler), 1 to the number of cores (default: all cores)",
     )
     parser.add_argument(
         "--engine",
@@ -78,8 +78,9 @@ def add_collection_arguments(parser, required: bool = True) -> None:
 
 def check_engine_arguments(args) -> bool:
     """True when the command should run on Dask.  An option of the Dask engine without it
-    (``--scheduler``, ``--worker-wait``; ``--connect-timeout`` without ``--scheduler``) is an
-    error, not ignored; their defaults are filled in here."""
+    (``--scheduler``, ``--worker-wait``; ``--connect-timeout`` without ``--scheduler``) or
+    ``--workers`` with ``--scheduler`` is an error, not ignored; their defaults are filled in
+    here."""
     given = {
         "--scheduler": args.scheduler,
         "--worker-wait": args.worker_wait,
@@ -91,6 +92,11 @@ def check_engine_arguments(args) -> bool:
             raise InputError(
                 f"{option} {shown}: found --engine {args.engine}; expected --engine dask"
             )
+    if args.workers is not None and args.scheduler is not None:
+        raise InputError(
+            f"--workers {args.workers}: the cluster at --scheduler has the workers started on "
+            "it; expected --workers only for this machine's threads or local cluster"
+        )
     if args.connect_timeout is not None and args.scheduler is None:
         raise InputError(
             f"--connect-timeout {args.connect_timeout:g}: applies to --scheduler ADDRESS, not to "
