@@ -1017,6 +1017,32 @@ def test_documents_of_a_pipe_or_gzip_and_a_bad_byte_named_at_its_offset(tmp_path
                 writer.join(timeout=10)
 
 
+def test_documents_of_a_pipe_come_in_blocks_before_it_ends(tmp_path):
+    """iter_documents reads whole-line blocks of DEFAULT_BLOCK_BYTES: its first document comes
+    while the writer still has most of its 32 MiB to write (the pipe holds 64 KiB), not after
+    the whole input was read into memory."""
+    path = tmp_path / "c.fifo"
+    os.mkfifo(path)
+    line = b"d\t" + b"a passage of words " * 20 + b"\n"
+    written = []
+
+    def feed():
+        with open(path, "wb") as handle:
+            for _ in range((32 << 20) // len(line)):
+                handle.write(line)
+                written.append(len(line))
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        documents = iter_documents(path)
+        assert next(documents) == ("d", line[2:-1].decode())
+        assert sum(written) < 8 << 20
+        assert sum(1 for _ in documents) == (32 << 20) // len(line) - 1
+    finally:
+        writer.join(timeout=30)
+
+
 def test_documents_of_a_truncated_gzip_file_name_it(tmp_path):
     packed = gzip.compress(_LINES, mtime=0)
     path = write(tmp_path / "c.tsv.gz", packed[: len(packed) // 2], "plain")
