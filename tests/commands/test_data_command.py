@@ -197,6 +197,22 @@ def test_output_directories_that_are_files_are_refused_before_the_work(
     err = capsys.readouterr().err
     assert err.startswith(f"rankbias data: error: --dest {plain / 'sub'}: {plain} is not a dir")
     assert calls == [] and plain.read_text() == "x"
+    # verify reported all 29 resources "missing" under a file
+    assert main(["data", "verify", "--dest", str(plain)]) == 2
+    assert capsys.readouterr().err == (
+        f"rankbias data: error: --dest {plain}: is a file; expected a directory\n"
+    )
+
+
+@pytest.mark.parametrize("listing", [True, False])
+def test_an_empty_mirror_is_refused(tmp_path: Path, capsys, listing) -> None:
+    # --list ignored it; a download took it for the current directory (file:///cwd/…)
+    extra = ["--list"] if listing else ["--dest", str(tmp_path / "d")]
+    assert main(["data", "fetch", "cpjku/LICENSE", "--mirror", "", *extra]) == 2
+    assert capsys.readouterr().err == (
+        "rankbias data: error: mirror '': expected a base URL or a directory, found none\n"
+    )
+    assert not (tmp_path / "d").exists()
 
 
 def test_build_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

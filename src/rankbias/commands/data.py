@@ -81,7 +81,7 @@ def run_fetch(args: argparse.Namespace) -> int:
         for option, given in (("--overwrite", args.overwrite), ("--dest", args.dest)):
             if given:  # nothing is written: the option would be ignored
                 raise InputError(f"{option}: --list downloads nothing; expected one or the other")
-        base = mirror_base_url(args.mirror) if args.mirror else None
+        base = mirror_base_url(args.mirror) if args.mirror is not None else None
         print("bundles:")
         for bundle in catalog.bundles().values():
             print(f"  {bundle.name:<20} {len(bundle.members):>3} files  {bundle.description}")
@@ -117,6 +117,8 @@ def run_verify(args: argparse.Namespace) -> int:
     args.dest = DEFAULT_DEST if args.dest is None else args.dest
     if args.dest == "":
         raise InputError("--dest '': expected a directory name")
+    if Path(args.dest).exists() and not Path(args.dest).is_dir():
+        raise InputError(f"--dest {args.dest}: is a file; expected a directory")
     checks = verify(args.dest, args.names or ["all"])
     bad = []
     for check in checks:

@@ -32,7 +32,10 @@ def _to_stderr(message: str) -> None:
 
 
 def mirror_base_url(mirror: str) -> str:
-    """A base URL for ``mirror``: a URL is kept; an existing directory becomes ``file://…``."""
+    """A base URL for ``mirror``: a URL is kept; an existing directory becomes ``file://…``
+    (``""`` is refused: ``Path("")`` is the current directory)."""
+    if mirror.strip() == "":
+        raise InputError(f"mirror {mirror!r}: expected a base URL or a directory, found none")
     if urlsplit(mirror).scheme in {"http", "https", "file", "ftp"}:
         return mirror.rstrip("/")
     directory = Path(mirror).expanduser()
