@@ -131,5 +131,5 @@ mutation: $(STAMP)
 	test ! -d mutants/src || find mutants/src -type f ! -name '*.py' ! -name '*.meta' \
 		! -name '*.spans' -delete
 	env -u PYTHONPATH RANKBIAS_PUBLIC_DATA=$(abspath ../shared/data/public) \
-		$(BIN)/mutmut run $(MUTANTS)
+		HYPOTHESIS_PROFILE=mutation $(BIN)/mutmut run $(MUTANTS)
 	$(PY) tests/mutation_score.py

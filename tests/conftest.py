@@ -6,13 +6,19 @@ import contextlib
 import os
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 # Property tests draw the same examples on every run, so that the suite passes or fails the
 # same way each time (a run that draws new examples and fails is a flaky suite, not a finding
-# of the run).  HYPOTHESIS_PROFILE=explore draws new examples, to look for more.
+# of the run).  HYPOTHESIS_PROFILE=explore draws new examples, to look for more;
+# HYPOTHESIS_PROFILE=mutation (make mutation) draws the repeatable ones and does not shrink a
+# failing example: a mutant is killed by the failure, and shrinking it took 20 s or more, past
+# mutmut's time limit (the mutant was reported as a time-out, not as killed).
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
+settings.register_profile(
+    "mutation", derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
