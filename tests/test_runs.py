@@ -844,7 +844,8 @@ def test_the_writer_compares_each_score_with_the_one_before_it(tmp_path):
     [
         # each wrote a line of 5 or 7 fields, which read_run refuses: a file that cannot be
         # read back (a run named after 'my run.txt' is tagged 'my run' by default)
-        ("q1", "a b", None, "run 'r': docid 'a b' is empty or holds white space"),
+        ("q1", "a b", None, "run 'r': docid 'a b' is empty or holds white space; expected a "
+         "value without white space, or the file could not be read back"),
         ("q 1", "a", None, "run 'r': qid 'q 1' is empty or holds white space"),
         ("q1", "a", "my run", "run 'r': tag 'my run' is empty or holds white space; expected a "
          "value without white space (pass tag=), or the file could not be read back"),
@@ -858,6 +859,7 @@ def test_write_run_refuses_a_field_that_would_split_the_line(tmp_path, qid, doci
     with pytest.raises(ValueError) as info:
         write_run(tmp_path / "r.run", run, tag=tag)
     assert str(info.value).startswith(message) and not (tmp_path / "r.run").exists()
+    assert ("(pass tag=)" in str(info.value)) == (tag is not None)  # the hint only for tag
     qrels = pd.DataFrame({"qid": [qid], "docid": [docid], "relevance": [1]})
     if tag is None:
         with pytest.raises(ValueError, match="^qrels: (doc)?q?id"):
