@@ -23,7 +23,10 @@ from rankbias.analysis.psycholinguistic import (
     top_categories,
 )
 from rankbias.analysis.seme import attach_duo, fit_seme
+from rankbias.analysis.sensitivity import lexicon_of, subsample_stats
+from rankbias.collection import iter_documents, read_collection_stats
 from rankbias.counterfactual import substitute_collection
+from rankbias.effectiveness import effectiveness, split_measure
 from rankbias.errors import InputError, expect_count, expect_flag, expect_items
 from rankbias.lexicon import default_lexicon, subsample
 from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
@@ -34,7 +37,7 @@ from rankbias.metrics.texfair import distribution_distance
 from rankbias.plots import book_table
 from rankbias.retrieval import reciprocal_rank_fusion, top_k
 from rankbias.runs import Run
-from rankbias.scoring import parse_metric_list, required_inputs
+from rankbias.scoring import parse_metric_list, required_inputs, score_runs
 from rankbias.text import DocStats, document_stats
 
 
@@ -333,6 +336,25 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "k: expected a positive integer, found -1"),
         (lambda: distribution_distance(np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.5])),
          ValueError, "dist, target: expected shares of the same groups, found (3,) and (2,)"),
+        # pandas' "DataFrame constructor not properly called!", Python's "expected str, bytes
+        # or os.PathLike object, not int", and AttributeErrors naming nothing
+        (lambda: score_runs([RUN], STATS, ["prf_m"], [2], qrels="qrels.txt"), TypeError,
+         "qrels: expected a table, a Series or a mapping, found the str 'qrels.txt' (a file is "
+         "read first: rankbias.runs.read_qrels, rankbias.annotations.read_polarisation)"),
+        (lambda: read_collection_stats(5, default_lexicon()), TypeError,
+         "path: expected a collection file's path, found int"),
+        (lambda: list(iter_documents(None)), TypeError,
+         "source: expected a collection file's path or a dataset id, found NoneType"),
+        (lambda: effectiveness("bm25.run", pd.DataFrame()), TypeError,
+         "runs: expected a Run, a list of Runs or a mapping name -> Run, found str 'bm25.run'"),
+        (lambda: effectiveness({"a": "bm25.run"}, pd.DataFrame()), TypeError,
+         "runs: expected a Run, a list of Runs or a mapping name -> Run, found str"),
+        (lambda: split_measure(10), TypeError,
+         "name: expected a measure label such as 'nDCG@10', found int"),
+        (lambda: lexicon_of(None), TypeError,
+         "stats: expected the DocStats of a collection, found NoneType"),
+        (lambda: subsample_stats(STATS, "he,she"), TypeError,
+         "lexicon: expected a Lexicon (a sub-list of the statistics' terms), found str"),
         # numpy's "expected non-negative integer", naming nothing
         (lambda: subsample(default_lexicon(), 0.5, -1), TypeError,
          "seed: expected an integer ≥ 0 (explicit, for a reproducible draw), found -1"),

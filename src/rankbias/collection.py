@@ -299,7 +299,7 @@ def _cannot_read(label: str, exc: OSError) -> InputError:
 
 def _open_source(path: str | Path) -> _Source:
     """Open a collection file and find out how to read it (regular or stream, gzip or not)."""
-    path = Path(path)
+    path = Path(expect_type(path, "path", str | os.PathLike, "a collection file's path"))
     label = str(path)
     try:
         info = os.stat(path)
@@ -664,6 +664,7 @@ def iter_documents(source: str | Path) -> Iterator[tuple[str, str]]:
     ``\\r\\n`` or ``\\r`` line ends; the text as it stands, without its line break; a bad line
     is an :class:`InputError` naming file and line), else an ``ir_datasets`` id.  Every document
     is yielded, a repeated docid too: the engines refuse those when they count a collection."""
+    expect_type(source, "source", str | os.PathLike, "a collection file's path or a dataset id")
     if not Path(source).exists():
         corpus = ir_datasets_corpus(str(source))
         return ((str(doc.doc_id), document_text(doc)) for doc in corpus.docs_iter())

@@ -10,6 +10,7 @@ import re
 
 import pandas as pd
 
+from rankbias.errors import expect_items, expect_type
 from rankbias.metrics.measures import split_cutoff
 from rankbias.runs import Run
 
@@ -21,7 +22,9 @@ _NAME = re.compile(r"^[^@()]+(?:\([^()]*\))?$")
 def split_measure(name: str) -> tuple[str, int | None]:
     """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``; a label without a
     name or with unbalanced parentheses is refused."""
-    metric, cutoff = split_cutoff(name)
+    metric, cutoff = split_cutoff(
+        expect_type(name, "name", str, "a measure label such as 'nDCG@10'")
+    )
     if not _NAME.match(metric):
         raise ValueError(f"cannot read measure name {name!r}; expected e.g. 'nDCG@10'")
     return metric, cutoff
@@ -38,10 +41,14 @@ def effectiveness(
     it retrieved nothing for (scored 0)."""
     import ir_measures
 
+    expected = "a Run, a list of Runs or a mapping name -> Run"
     if isinstance(runs, Run):
         runs = [runs]
     if not isinstance(runs, dict):
-        runs = list(runs)
+        runs = expect_items(runs, "runs", expected)
+    for run in runs.values() if isinstance(runs, dict) else runs:
+        expect_type(run, "runs", Run, expected)
+    if not isinstance(runs, dict):
         names = [run.name for run in runs]
         if len(set(names)) < len(names):  # one would replace the other in the table
             raise ValueError(f"runs: two runs share a name in {names}; expected distinct names")

@@ -13,6 +13,7 @@ undefined values are counted in the frame's ``attrs``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -388,6 +389,12 @@ def _supplied_inputs(stats, qrels, polarisation, group_membership, counterfactua
 def _keyed_numbers(given, column: str, what: str, keys=None) -> pd.Series:
     """``given`` by docid or (qid, docid) (a mapping, a series, or a table of ``keys`` and
     ``column``) as floats; a key given twice or a value not a number is refused, naming it."""
+    if isinstance(given, str | bytes | os.PathLike):
+        raise TypeError(
+            f"{what}: expected a table, a Series or a mapping, found the {type(given).__name__} "
+            f"{given!r:.60} (a file is read first: rankbias.runs.read_qrels, "
+            "rankbias.annotations.read_polarisation)"
+        )
     if not isinstance(given, Mapping | pd.Series):
         frame = pd.DataFrame(given)
         keys = keys or (["qid", "docid"] if "qid" in frame.columns else ["docid"])

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankbias.errors import InputError, expect_count
+from rankbias.errors import InputError, expect_count, expect_type
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.runs import Run
 from rankbias.scoring import DEFAULT_MEASURES, score_runs
@@ -36,6 +36,7 @@ DEFAULT_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 
 def lexicon_of(stats: DocStats) -> Lexicon:
     """The word list the statistics were computed with (terms, groups), as a :class:`Lexicon`."""
+    expect_type(stats, "stats", DocStats, "the DocStats of a collection")
     mapping = {t: stats.groups[g] for t, g in zip(stats.terms, stats.term_group, strict=True)}
     return Lexicon.from_mapping(mapping, groups=stats.groups, source="<DocStats terms>")
 
@@ -44,6 +45,8 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
     """The statistics ``lexicon`` (a sub-list of ``stats``' terms) would give, by column selection;
     an :class:`InputError` without ``stats.term_counts``, for other groups, and for a term that
     ``stats`` lacks or puts in another group."""
+    expect_type(stats, "stats", DocStats, "the DocStats of a collection")
+    expect_type(lexicon, "lexicon", Lexicon, "a Lexicon (a sub-list of the statistics' terms)")
     if stats.term_counts is None:
         raise InputError(
             "the statistics have no per-term counts; compute them with per_term=True "
