@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankbias.analysis.agreement import metric_correlation, paired_tests, split_label
 from rankbias.analysis.compare import compare
 from rankbias.analysis.consistency import bias_ranks, consistency_bins, rank_bins
 from rankbias.analysis.psycholinguistic import (
@@ -22,6 +23,7 @@ from rankbias.analysis.psycholinguistic import (
     query_category_shares,
     top_categories,
 )
+from rankbias.analysis.query_sets import label_query_sets
 from rankbias.analysis.seme import attach_duo, fit_seme
 from rankbias.analysis.sensitivity import lexicon_of, subsample_stats
 from rankbias.collection import iter_documents, read_collection_stats
@@ -350,7 +352,18 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
         (lambda: effectiveness({"a": "bm25.run"}, pd.DataFrame()), TypeError,
          "runs: expected a Run, a list of Runs or a mapping name -> Run, found str"),
         (lambda: split_measure(10), TypeError,
-         "name: expected a measure label such as 'nDCG@10', found int"),
+         "measure label: expected a str such as 'nDCG@10', found 10"),
+        (lambda: split_label(5), TypeError,
+         "measure label: expected a str such as 'nDCG@10', found 5"),
+        (lambda: metric_correlation(None), TypeError,
+         "per_query: expected a tidy table of score_runs() or a list of them, found NoneType "
+         "None"),
+        (lambda: paired_tests(["scores.csv"]), TypeError,
+         "tables[0]: expected a tidy table of score_runs() or a list of them, found str"),
+        (lambda: label_query_sets(None, {}), TypeError,
+         "frame: expected a DataFrame with a qid column, found NoneType"),
+        (lambda: label_query_sets(pd.DataFrame({"qid": ["1"]}), [["1"]]), TypeError,
+         "sets: expected a mapping label -> qids, found list"),
         (lambda: lexicon_of(None), TypeError,
          "stats: expected the DocStats of a collection, found NoneType"),
         (lambda: subsample_stats(STATS, "he,she"), TypeError,

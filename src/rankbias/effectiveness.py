@@ -22,9 +22,7 @@ _NAME = re.compile(r"^[^@()]+(?:\([^()]*\))?$")
 def split_measure(name: str) -> tuple[str, int | None]:
     """``"nDCG@10"`` -> ``("nDCG", 10)``; ``"AP"`` -> ``("AP", None)``; a label without a
     name or with unbalanced parentheses is refused."""
-    metric, cutoff = split_cutoff(
-        expect_type(name, "name", str, "a measure label such as 'nDCG@10'")
-    )
+    metric, cutoff = split_cutoff(name)
     if not _NAME.match(metric):
         raise ValueError(f"cannot read measure name {name!r}; expected e.g. 'nDCG@10'")
     return metric, cutoff

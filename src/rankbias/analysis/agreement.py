@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rankbias.errors import InputError, expect_fraction
+from rankbias.errors import InputError, expect_fraction, expect_items, expect_type
 from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 
 __all__ = ["DEFAULT_MEASURES", "split_label", "paired_tests", "metric_correlation"]
@@ -46,9 +46,11 @@ def _higher_is_better(metric: str, overrides: Mapping[str, bool] | None, label: 
     return {None: True, HigherIs.FAIRER: True, HigherIs.MORE_BIASED: False}.get(direction)
 
 
-def _combine(tables) -> pd.DataFrame:
-    tables = [tables] if isinstance(tables, pd.DataFrame) else list(tables)
+def _combine(tables, name: str) -> pd.DataFrame:
+    expected = "a tidy table of score_runs() or a list of them"
+    tables = [tables] if isinstance(tables, pd.DataFrame) else expect_items(tables, name, expected)
     for i, table in enumerate(tables):
+        expect_type(table, f"{name}[{i}]", pd.DataFrame, expected)
         lacking = [c for c in _COLUMNS if c not in table.columns]
         if lacking:
             raise InputError(
@@ -99,7 +101,7 @@ def paired_tests(
     expect_fraction(alpha, "alpha")
     if isinstance(measures, str):
         raise TypeError(f"measures: expected a list of measure labels, found {measures!r}")
-    frame = _combine(tables)
+    frame = _combine(tables, "tables")
     qids = None if qids is None else {str(q) for q in qids}
     all_runs = list(dict.fromkeys(frame["run"]))
     if baseline not in all_runs:
@@ -165,7 +167,7 @@ def metric_correlation(
     second, cutoff, n, r, p, significant, n_excluded`` (queries where either value is NaN or
     absent); fewer than 3 queries, or a constant metric, give NaN."""
     expect_fraction(alpha, "alpha")
-    frame = _combine(per_query)
+    frame = _combine(per_query, "per_query")
     qids = None if qids is None else {str(q) for q in qids}
     a = _measure_wide(frame, f"{first}@{cutoff}", qids)
     b = _measure_wide(frame, f"{second}@{cutoff}", qids)

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+from rankbias.errors import expect_type
+
 __all__ = ["label_query_sets"]
 
 
@@ -18,6 +20,8 @@ def label_query_sets(
     """``frame`` (with a ``qid`` column) plus a categorical column naming each row's query set;
     ``sets`` maps a label to its qids, in the labels' order.  A qid in two sets, or a row whose
     qid is in no set, is a ValueError naming the qid(s) (never a silent drop)."""
+    expect_type(frame, "frame", pd.DataFrame, "a DataFrame with a qid column")
+    expect_type(sets, "sets", Mapping, "a mapping label -> qids")
     if column in frame.columns:
         raise ValueError(f"column: {column!r} is in the table already; expected a new name")
     owner: dict[str, str] = {}

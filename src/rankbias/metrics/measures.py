@@ -462,6 +462,8 @@ def split_cutoff(text: str) -> tuple[str, int | None]:
     """``"texfair@10"`` → ``("texfair", 10)``, ``"nDCG"`` → ``("nDCG", None)``: the package's one
     reader of ``@k``, for any label.  An ``@`` inside parentheses is not a cut-off; a cut-off
     that is not an ASCII integer in ``1…2³¹−1`` is a ValueError naming the label."""
+    if not isinstance(text, str):
+        raise TypeError(f"measure label: expected a str such as 'nDCG@10', found {text!r}")
     text = text.strip()
     head, at, tail = text.rpartition("@")
     if not at or ")" in tail:
