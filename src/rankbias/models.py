@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankbias.errors import expect_count
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 
 
@@ -34,6 +36,12 @@ def load_sentence_encoder(model: str | None = None, device: str = "cpu"):
     """A ``sentence_transformers.SentenceTransformer``: ``model=None`` is the packaged
     all-MiniLM-L6-v2 (offline); a string is a model name or local path.  Cached per
     ``(model, device)``: the same object is returned on every call."""
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device: {device!r} is not a torch device ({exc})") from None
     return _load(None if model is None else str(model), str(device))
 
 
@@ -57,6 +65,7 @@ def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np
         raise ValueError(f"texts: expected strings, found other types at positions {bad[:10]}")
     if not text_list:
         raise ValueError("texts: expected at least one text, found none")
+    expect_count(batch_size, "batch_size")
     if model is None or isinstance(model, str | os.PathLike):
         encoder = load_sentence_encoder(None if model is None else str(model))
         vectors = encoder.encode(text_list, batch_size=batch_size, show_progress_bar=False)

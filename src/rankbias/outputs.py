@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_type
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -67,7 +67,7 @@ class TableFormat:
 
 def table_format(path: str | os.PathLike[str], option: str = "--out") -> TableFormat:
     """The format named by the suffix of ``path``; an :class:`InputError` for any other."""
-    name = Path(path).name.lower()
+    name = Path(expect_type(path, option, str | os.PathLike, "a file path")).name.lower()
     for suffix in sorted(TABLE_SUFFIXES, key=len, reverse=True):
         if name.endswith(suffix) and len(name) > len(suffix):
             kind = suffix.lstrip(".").removesuffix(".gz")
@@ -140,7 +140,7 @@ def check_output(
     one that is or resolves to an existing path of ``inputs``, a directory or other non-regular
     file, a parent that is a file or not writable.
     """
-    out = Path(path)
+    out = Path(expect_type(path, option, str | os.PathLike, "a file path"))
     text = os.fspath(path)
     if text == "" or out.name in ("", ".", "..") or text.endswith(("/", os.sep)):
         raise InputError(f"{option} {text!r}: expected a file name (not a directory)")
@@ -174,7 +174,7 @@ def check_output(
 def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
     """Validate an output directory before any work: named, not a file, creatable and writable
     (``""`` is refused: ``Path("")`` is the current directory)."""
-    if os.fspath(path) == "":
+    if os.fspath(expect_type(path, option, str | os.PathLike, "a directory path")) == "":
         raise InputError(f"{option} '': expected a directory name")
     out = Path(path)
     if os.path.lexists(out) and not out.is_dir():
@@ -228,7 +228,7 @@ def _fsync(path: str | Path) -> None:
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a fresh temporary path beside ``target``, to write in any way; when the block ends
     it is flushed and renamed over ``target`` (a symbolic link's file), or on error removed."""
-    target = Path(target)
+    target = Path(expect_type(target, "target", str | os.PathLike, "a file path"))
     if target.is_symlink():  # the file it points to is replaced, the link kept
         target = Path(os.path.realpath(target))
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -288,6 +288,7 @@ def atomic_open(
 
 def write_text(target: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``target`` atomically (no newline translation)."""
+    expect_type(text, "text", str, "a str")
     with atomic_open(target, "w", encoding=encoding, newline="") as handle:
         handle.write(text)
     return Path(target)
@@ -299,8 +300,8 @@ class TableWriter:
     (format from the suffix), atomically; ``rows`` counts the rows written."""
 
     def __init__(self, target: str | os.PathLike[str], option: str = "--out") -> None:
+        self.format = table_format(target, option)
         self.target = Path(target)
-        self.format = table_format(self.target, option)
         self.rows = 0
         self._parquet = None
 
@@ -316,6 +317,13 @@ class TableWriter:
 
     def write(self, block) -> None:
         """Append a pandas DataFrame or a pyarrow Table (same columns every time)."""
+        if hasattr(block, "to_csv") or hasattr(block, "column_names"):  # pandas, pyarrow
+            names = list(block.columns if hasattr(block, "to_csv") else block.column_names)
+        else:
+            found = type(block).__name__
+            raise TypeError(f"table: expected a pandas DataFrame or a pyarrow Table, found {found}")
+        if twice := sorted({str(c) for c in names if names.count(c) > 1}):
+            raise ValueError(f"table: column(s) {twice} appear twice; expected each once")
         if self.format.kind == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq

@@ -25,7 +25,7 @@ from functools import cache
 from importlib import resources as importlib_resources
 from urllib.parse import quote
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_items
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 CATALOGUE_FILE = "public_resources.json"
@@ -117,6 +117,9 @@ def select(names_or_bundles: str | Iterable[str]) -> list[Resource]:
     duplicates; an unknown name is an :class:`InputError` listing the bundles."""
     if isinstance(names_or_bundles, str):
         names_or_bundles = [names_or_bundles]
+    names_or_bundles = expect_items(names_or_bundles, "names_or_bundles", "names (a list)")
+    if not names_or_bundles:
+        raise ValueError("names_or_bundles: expected at least one name (or 'all'), found none")
     entries, groups = _load()
     chosen: dict[str, Resource] = {}
     for name in names_or_bundles:

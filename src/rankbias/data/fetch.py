@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from rankbias.data.catalog import Resource, select
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_type
 from rankbias.inputs import sha256_of
 from rankbias.outputs import atomic_path, is_disk_full, remove_stale_temps
 
@@ -116,7 +116,7 @@ def fetch(
     chosen = select(names_or_bundles)
     base = mirror_base_url(base_url) if base_url is not None else None
     say = report or (lambda message: None)
-    dest = Path(dest)
+    dest = Path(expect_type(dest, "dest", str | os.PathLike, "a directory path"))
     paths: list[Path] = []
     for resource in chosen:
         target = dest / resource.local_path
@@ -161,7 +161,7 @@ def verify(
 ) -> list[Check]:
     """One :class:`Check` per resource of ``names_or_bundles`` under ``dest``, in catalogue
     order (an :class:`InputError` only for unknown names)."""
-    dest = Path(dest)
+    dest = Path(expect_type(dest, "dest", str | os.PathLike, "a directory path"))
     checks: list[Check] = []
     for resource in select(names_or_bundles):
         path = dest / resource.local_path
