@@ -28,7 +28,8 @@ N_QUERIES, DEPTH = 12, 15
 def grid(measure) -> list[MeasureRequest]:
     """The measure at its defaults, then each parameter varied alone: a float at 0 and 2.5,
     a bool flipped, every allowed value, an integer at 2, targets at (0.3, 0.7); values the
-    declaration refuses (e.g. RBO's p = 2.5) are left out."""
+    declaration refuses (e.g. RBO's p = 2.5) are left out, and a value equal to the default
+    (a float parameter whose default is 0) once."""
     requests = [MeasureRequest(measure)]
     for parameter in measure.parameters:
         if parameter.allowed is not None:
@@ -48,7 +49,7 @@ def grid(measure) -> list[MeasureRequest]:
                 requests.append(MeasureRequest(measure).with_parameters(**{parameter.name: value}))
             except ValueError:
                 continue
-    return requests
+    return list({str(r): r for r in requests}.values())  # a value at its default: the plain
 
 
 @pytest.fixture(scope="module")
