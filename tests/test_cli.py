@@ -89,6 +89,19 @@ BAD_OPTIONS = [
     (["--tau", "-1"], "argument --tau: '-1': expected a finite number ≥ 0"),
     (["--tau", "nan"], "argument --tau: 'nan': expected a finite number ≥ 0"),
     (["--tau", "inf"], "argument --tau: 'inf': expected a finite number ≥ 0"),
+    # -1 was "expected a finite number ≥ 0", which 0 is not
+    (
+        ["--engine", "dask", "--worker-wait", "0"],
+        "argument --worker-wait: '0': expected a number of seconds > 0",
+    ),
+    (
+        ["--engine", "dask", "--worker-wait", "-1"],
+        "argument --worker-wait: '-1': expected a number of seconds > 0",
+    ),
+    (
+        ["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "nan"],
+        "argument --connect-timeout: 'nan': expected a number of seconds > 0",
+    ),
     (["--tau", "1_0"], "argument --tau: '1_0' is not a number"),
     (["--workers", "0"], "argument --workers: '0' is out of range"),
     (["--workers", "100000"], "argument --workers: '100000' is out of range"),

@@ -135,6 +135,7 @@ def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
         (["--metrics", ""], "--metrics: measure list '' has an empty item; expected comma"),
         (["--seed", "1", "--seed", "2"], "argument --seed: given twice (1, then 2); expected once"),
         (["--confidence", "95"], "--confidence: '95': expected a number between 0 and 1"),
+        (["--alpha", "-0.05"], "--alpha: '-0.05': expected a number between 0 and 1"),
         (["--permutations", "0"], "--permutations"),
         (["--seed", "-1"], "--seed: '-1': expected a whole number"),
         (["--plot", "forest.pdf"], "--plot: 'forest.pdf': expected a file name ending in .png"),

@@ -21,7 +21,10 @@ PLOT_SUFFIXES = (".png", ".svg")
 
 def probability(text: str) -> float:
     """A decimal number strictly between 0 and 1 (``0.95``)."""
-    value = nonnegative_float(text)
+    try:
+        value = nonnegative_float(text)
+    except argparse.ArgumentTypeError:  # said as "≥ 0", which 0 is not
+        value = 0.0
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number between 0 and 1")
     return value

@@ -131,7 +131,10 @@ def input_file_or(*keywords: str):
 
 def seconds(text: str) -> float:
     """A finite number of seconds > 0."""
-    value = nonnegative_float(text)
+    try:
+        value = nonnegative_float(text)
+    except argparse.ArgumentTypeError:  # said as "≥ 0", which 0 is not
+        value = 0.0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
     return value
