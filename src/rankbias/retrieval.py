@@ -55,9 +55,9 @@ def bm25_tokens(texts, tokenizer: Callable[[str], list[str]] | None = None) -> l
 def top_k(scores: np.ndarray, k: int, positive_only: bool) -> np.ndarray:
     """Row indices of the ``k`` highest scores (unordered; ordering is the Run's job)."""
     k = expect_count(k, "k")
-    if np.isnan(scores).any():
+    if (nan := np.flatnonzero(np.isnan(scores))).size:
         raise ValueError(
-            f"scores: expected numbers, found NaN at rows {np.flatnonzero(np.isnan(scores))}"
+            f"scores: expected numbers, found NaN at {nan.size} row(s), e.g. {nan[:5]}"
         )
     candidates = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
     if len(candidates) <= k:

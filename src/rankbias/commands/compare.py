@@ -119,17 +119,17 @@ def run_compare(args) -> int:
         raise InputError(f"--metrics: {exc}") from None
     scores = read_scores(args.scores)
     try:
+        counts = {k: getattr(args, k) for k in ("permutations", "bootstrap") if getattr(args, k)}
         table = compare(
             scores,
             args.baseline,
             args.test,
-            args.permutations or 10_000,
-            args.bootstrap or 10_000,
-            args.confidence,
-            args.correction,
-            args.alpha,
-            args.seed,
-            metrics,
+            confidence=args.confidence,
+            correction=args.correction,
+            alpha=args.alpha,
+            seed=args.seed,
+            metrics=metrics,
+            **counts,  # not given: compare()'s defaults
         )
     except ValueError as exc:  # the library names its arguments; here the file is the input
         raise InputError(f"{args.scores}: {exc}") from None

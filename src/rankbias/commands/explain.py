@@ -115,9 +115,10 @@ def run_explain(args) -> int:
         wanted(args),
     )
     try:
-        table = explain(
-            run, stats, args.qid, metrics, args.permutations or 1_000, args.seed or 0, background
-        )
+        given = {
+            k: getattr(args, k) for k in ("permutations", "seed") if getattr(args, k) is not None
+        }
+        table = explain(run, stats, args.qid, metrics, background=background, **given)
     except ValueError as exc:
         raise InputError(f"--metrics {args.metrics}: {exc}") from None
     write_table(out, table)
