@@ -136,6 +136,8 @@ RESPONSES = pd.DataFrame(
          "robust: expected True or False, found 'yes'"),
         (lambda: fit_seme(RESPONSES, combined=None), TypeError,
          "combined: expected True or False, found None"),
+        (lambda: fit_seme(RESPONSES, alpha=1), ValueError,
+         "alpha: expected a number between 0 and 1, found 1"),
         (lambda: t_statistic_squared([0.1, 0.2], [0.3, 0.5], ddof=-1), ValueError,
          "ddof: expected an integer ≥ 0, found -1"),
         (lambda: pairwise_ranking_fairness([1, None], [0.5, 0.2], [1, 0], [1, -1]), TypeError,
@@ -321,6 +323,9 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "dictionary: expected a CategoryDictionary (read_dic), found NoneType"),
         (lambda: category_shares(None, COUNTS_OF), TypeError,
          "run: expected a Run (rankbias.runs.read_run), found NoneType"),
+        (lambda: category_shares(RUN, DICTIONARY), TypeError,
+         "counts: expected the CategoryCounts of document_category_counts, "
+         "found CategoryDictionary"),
         (lambda: query_category_shares([["he"]], DICTIONARY), TypeError,
          "texts_by_query: expected a mapping qid → [document text, …], found list"),
         (lambda: top_categories(pd.DataFrame()), InputError,
@@ -387,6 +392,8 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "batch_size: expected a positive integer, found '8'"),
         (lambda: lexicon_of(None), TypeError,
          "stats: expected the DocStats of a collection, found NoneType"),
+        (lambda: subsample_stats(None, default_lexicon()), TypeError,
+         "stats: expected the DocStats of a collection, found NoneType"),
         (lambda: subsample_stats(STATS, "he,she"), TypeError,
          "lexicon: expected a Lexicon (a sub-list of the statistics' terms), found str"),
         # numpy's "expected non-negative integer", naming nothing
@@ -451,12 +458,18 @@ def test_a_collection_to_substitute_needs_one_row_per_docid():
         substitute_collection(frame.iloc[[0, 2, 3]].reset_index(drop=True))
 
 
-@pytest.mark.parametrize(("column", "value", "shown"), [("prior", np.nan, "nan"),
-                                                        ("signed_duo", "high", "'high'"),
-                                                        ("n_clicked", np.inf, "inf")])  # fmt: skip
-def test_the_seme_regression_names_a_value_it_cannot_fit(column, value, shown):
+@pytest.mark.parametrize(
+    ("column", "value", "shown", "dtype"),
+    [
+        ("prior", np.nan, "nan", object),
+        ("signed_duo", "high", "'high'", object),
+        ("n_clicked", np.inf, "inf", object),
+        ("prior", np.nan, "nan", float),  # a numpy float64: shown as the number, not its type
+    ],
+)
+def test_the_seme_regression_names_a_value_it_cannot_fit(column, value, shown, dtype):
     # NaN ended in numpy's "SVD did not converge"; a string in "could not convert ... to float"
-    responses = RESPONSES.astype({column: object})
+    responses = RESPONSES.astype({column: dtype})
     responses.loc[2, column] = value
     with pytest.raises(InputError) as info:
         fit_seme(responses)

@@ -395,11 +395,14 @@ def test_prf_and_crbo_through_the_scorer_by_hand():
         [("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d2", 2), ("q2", "d3", 0)],
         columns=["qid", "docid", "relevance"],
     )
-    measures = ["prf_m", "prf_f", "nprf_f", "delta_a_prf", "pd"]
+    sigmoid = "nprf_f(score_normalisation=sigmoid)"  # in the same call: its own pair table
+    measures = ["prf_m", "prf_f", "nprf_f", "delta_a_prf", "pd", sigmoid]
     frame = score_runs(run, stats_of(TEXTS), measures, [3], qrels=qrels)
     assert value(frame, "prf_m", 3) == 1 and value(frame, "prf_f", 3) == 1
     # min–max scores of q1: d1 = 1, d2 = 0.5, d3 = 0 -> nPRF_f = sqrt(0.5²) = 0.5
     assert value(frame, "nprf_f", 3) == pytest.approx(0.5)
+    # sigmoid of d2's score 2: 1 / (1 + e^−2)
+    assert value(frame, sigmoid, 3) == pytest.approx(1 / (1 + math.exp(-2)))
     assert math.isnan(value(frame, "prf_m", 3, "q2")) and value(frame, "prf_f", 3, "q2") == 0
     # |ΔA-PRF| = |mean PRF_m over {q1} − mean PRF_f over {q1, q2}| = |1 − 0.5|
     assert value(frame, "delta_a_prf", 3, "all") == pytest.approx(0.5)

@@ -170,6 +170,9 @@ def test_duo_per_query_passes_min_docs_and_gathers_every_run():
         (lambda: run_polarisation(make_run("r", {"q": ["a"]}), ["q"], EMBEDDINGS, DOCIDS,
                                   cutoff=5, min_docs=0), ValueError,
          "min_docs: expected a positive integer, found 0"),
+        # a string of query ids would be read character by character
+        (lambda: run_polarisation(make_run("r", {"q": ["a"]}), "q1", EMBEDDINGS, DOCIDS, cutoff=3),
+         TypeError, "qids: expected a list of query ids, found the string 'q1'"),
     ],
 )  # fmt: skip
 def test_arguments_that_would_give_other_documents_numbers_are_refused(call, error, message):

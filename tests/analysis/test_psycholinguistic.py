@@ -727,6 +727,7 @@ def test_top_categories_whole_table_with_its_defaults_and_metric_order():
     ).astype({"metric": object})
     pd.testing.assert_frame_equal(out, expected)
     assert out.attrs == {"n_significant": {"b": 6, "a": 2}, "adjusted": True}
+    assert list(out.attrs["n_significant"]) == ["b", "a"]  # the table's order, as the rows
     raw = top_categories(corr, k=1, adjust=False)
     assert raw[["metric", "category", "p"]].values.tolist() == [["b", "t", 0.03], ["a", "v", 1e-7]]
     assert raw.attrs == {"n_significant": {"b": 7, "a": 2}, "adjusted": False}

@@ -447,6 +447,16 @@ def test_response_file_quirks_give_the_clean_table(tmp_path, raw):
         assert frame["clicked"].tolist() == [(1,), ()]
 
 
+def test_a_quoted_field_keeps_its_line_break_as_written(tmp_path):
+    """CSV (RFC 4180): a line break inside quotes is part of the field, byte for byte."""
+    raw = GOOD.rstrip() + ',note\r\np1,c,q01,0,1,a|b,1,"two\r\nlines"\r\np2,c,q01,1,1,a,,x\r\n'
+    path = tmp_path / "r.csv"
+    path.write_bytes(raw.encode())
+    frame = read_study_responses(path)
+    assert frame["note"].tolist() == ["two\r\nlines", "x"]
+    assert frame["participant_id"].tolist() == ["p1", "p2"]
+
+
 def test_response_file_not_utf8_names_line_and_byte(tmp_path):
     path = tmp_path / "r.csv"
     path.write_bytes(GOOD.encode() + b"p1,c,q01,0,1,a|b,1\np2,c\xe9,q01,0,1,a|b,\n")
