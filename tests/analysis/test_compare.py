@@ -284,6 +284,21 @@ def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
     plt.close(single)
 
 
+def test_a_forest_plot_for_the_screen_leaves_the_callers_backend_alone():
+    """Only a figure written to a file switches matplotlib to Agg (no display needed); one
+    drawn for the screen or a notebook keeps the backend the caller chose."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    matplotlib.use("pdf")
+    try:
+        plt.close(forest_plot(_forest_table("bm25")))
+        assert matplotlib.get_backend() == "pdf"
+    finally:
+        matplotlib.use(before)
+
+
 def test_read_scores_reads_parquet_and_the_spellings_of_nothing(tmp_path):
     text = "run,qid,metric,cutoff,value\na,q1,nfairr,10,nan\na,q2,nfairr,10,NaN\na,q3,ndcg,,0.5\n"
     (tmp_path / "s.csv").write_text(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import PIL.Image
 import pytest
 
 from rankbias.analysis.explain import explain, top_terms
@@ -334,6 +335,8 @@ def test_strip_plot_draws_each_list_in_table_order_on_its_own_scale(tmp_path):
         np.testing.assert_array_equal(np.ma.filled(image.get_array(), np.nan), [values])
         assert image.get_clim() == pytest.approx((-scale, scale))
         assert image.get_cmap().name == "coolwarm"
+        assert axis.get_aspect() == "auto"  # the strip fills its row (imshow's default: square)
+        assert axis.get_yticks().tolist() == [0]  # the label at the strip's one row
         ticks = [label.get_text() for label in axis.get_xticklabels()]
         assert ticks == ["1", "", "", "", "5", ""]
     assert axes[-1].get_xlabel() == "rank (colour: contribution, blue < 0 < red)"
@@ -342,3 +345,25 @@ def test_strip_plot_draws_each_list_in_table_order_on_its_own_scale(tmp_path):
     saved = strip_plot(table, path)
     assert path.read_bytes()[:4] == b"\x89PNG"
     assert not plt.fignum_exists(saved.number)  # closed once written
+    with PIL.Image.open(path) as png:  # 150 dots per inch, cropped to what is drawn
+        assert [round(d) for d in png.info["dpi"]] == [150, 150]
+        assert png.size != (7 * 150, round((0.3 + 0.55 * 3) * 150))
+
+
+def test_a_strip_plot_for_the_screen_leaves_the_callers_backend_alone():
+    """Only a figure written to a file switches matplotlib to Agg (no display needed); one
+    drawn for the screen or a notebook keeps the backend the caller chose."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from rankbias.analysis.explain import strip_plot
+
+    before = matplotlib.get_backend()
+    matplotlib.use("pdf")
+    try:
+        table = pd.DataFrame({"qid": ["q1"], "metric": ["nfairr"], "cutoff": [10], "rank": [1],
+                              "contribution": [0.5]})  # fmt: skip
+        plt.close(strip_plot(table))
+        assert matplotlib.get_backend() == "pdf"
+    finally:
+        matplotlib.use(before)
