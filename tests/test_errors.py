@@ -342,6 +342,12 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "frame: expected a DataFrame, found list"),
         (lambda: rank_bins(np.arange(3), 2), ValueError,
          "ranks: expected an array of queries × metrics, found (3,)"),
+        (lambda: bias_ranks(np.arange(3.0)), ValueError,
+         "bias: expected an array of queries × metrics, found (3,)"),
+        (lambda: attach_duo(pd.DataFrame({"participant_id": [], "question_id": [], "shown": []}),
+                            pd.DataFrame({"doc_id": []})), InputError,
+         "table: lacks the column(s) ['question_id', 'perspective', 'score']; expected "
+         "['question_id', 'doc_id', 'perspective', 'score']"),
         (lambda: rank_bins(np.zeros((3, 2), dtype=int), 0), ValueError,
          "n_bins: expected a positive integer, found 0"),
         (lambda: reciprocal_rank_fusion("fused", []), ValueError,

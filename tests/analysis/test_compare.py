@@ -3,6 +3,7 @@ known differences, against scipy's and statsmodels' own implementations."""
 
 import numpy as np
 import pandas as pd
+import PIL.Image
 import pytest
 from scipy import stats
 
@@ -282,6 +283,47 @@ def test_the_forest_plot_draws_each_defined_row_with_its_interval(tmp_path):
     assert [t.get_text() for t in single.axes[0].get_yticklabels()] == ["NFaiRR@10: splade"]
     assert single.axes[0].get_xlabel() == "mean paired difference from bm25, 90% interval"
     plt.close(single)
+
+
+def test_the_forest_plot_s_look_and_its_file(tmp_path):
+    """Grey error bars with caps and no marker of their own, points drawn over them, a dotted
+    line at no difference, five ticks at most, the legend in one row above the plot; written at
+    150 dots per inch, cropped to what is drawn."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+    from matplotlib.ticker import MaxNLocator
+
+    table = _forest_table("bm25")
+    table.attrs.clear()  # no confidence recorded: compare's default, 95%
+    path = tmp_path / "f.png"
+    figure = forest_plot(table, path)
+    axis = figure.axes[0]
+    assert axis.get_xlabel() == "mean paired difference from bm25, 95% interval"
+    bars = axis.containers[0]
+    assert bars.lines[0] is None  # fmt="none": the points are the scatter's
+    assert [cap.get_markersize() for cap in bars.lines[1]] == [4.0, 4.0]  # 2 × capsize 2
+    (segments,) = bars.lines[2]
+    assert segments.get_color().tolist() == [list(to_rgba("0.35"))]
+    filled, hollow = axis.collections[-2:]
+    assert min(filled.get_zorder(), hollow.get_zorder()) > segments.get_zorder()
+    assert hollow.get_facecolor().tolist() == [list(to_rgba("white"))]
+    (zero,) = [line for line in axis.lines if line.get_linestyle() == ":"]
+    assert list(zero.get_xdata()) == [0, 0] and zero.get_color() == "0.5"
+    assert zero.get_linewidth() == 0.8
+    locator = axis.xaxis.get_major_locator()  # as MaxNLocator(5): 6 ticks over 0–1.2, not 7
+    assert locator.tick_values(0, 1.2).tolist() == MaxNLocator(5).tick_values(0, 1.2).tolist()
+    assert len(locator.tick_values(0, 1.2)) == 6
+    legend = axis.get_legend()
+    assert legend.get_frame_on() is False
+    figure.canvas.draw()
+    box, frame = legend.get_window_extent(), axis.get_window_extent()
+    assert 0 <= box.y0 - frame.y1 < 10 and abs(box.x0 - frame.x0) < 10  # above, from the left
+    rows = {round(float(t.get_window_extent().y0), 3) for t in legend.get_texts()}
+    assert len(rows) == 1  # the two entries side by side
+    plt.close(figure)
+    with PIL.Image.open(path) as png:
+        assert [round(d) for d in png.info["dpi"]] == [150, 150]
+        assert png.size != (round(6.5 * 150), round((0.9 + 0.3 * 3) * 150))
 
 
 def test_a_forest_plot_for_the_screen_leaves_the_callers_backend_alone():

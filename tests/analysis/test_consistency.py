@@ -16,8 +16,10 @@ import pytest
 from rankbias.analysis.consistency import (
     bias_direction,
     bias_levels,
+    bias_ranks,
     consistency_bins,
     query_bins,
+    rank_bins,
 )
 from rankbias.errors import InputError
 
@@ -489,3 +491,11 @@ def test_query_bins_and_bias_levels_follow_a_given_direction_in_a_plain_table():
     levels = bias_levels(table.iloc[::-1], ["own"], {"own": "signed"})
     assert levels.index.tolist() == [0, 1, 2]
     assert levels.columns.tolist() == ["run", "qid", "metric", "cutoff", "value", "bias"]
+
+
+def test_bias_ranks_by_hand_ties_by_qid_and_a_single_query():
+    # column 0: 0.5 most biased (rank 0), the two 0.2 tied: the earlier row first
+    bias = np.array([[0.2, 1.0], [0.5, 0.0], [0.2, 2.0]])
+    assert bias_ranks(bias).tolist() == [[1, 1], [0, 2], [2, 0]]
+    assert bias_ranks(np.array([[0.3, -0.1]])).tolist() == [[0, 0]]  # one query: rank 0
+    assert rank_bins(bias_ranks(bias), 2).tolist() == [[0, 0], [0, 1], [1, 0]]  # ⌊rank·2/3⌋
