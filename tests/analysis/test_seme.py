@@ -99,6 +99,7 @@ def test_accuracy_of_a_perfect_and_a_half_wrong_split(oracle):
 
 def test_signed_duo_variants_on_a_perfect_split(oracle):
     orderings = study_orderings(oracle)
+    assert {type(v) for labels in orderings["labels"] for v in labels} == {int}  # as the file's
     biased = orderings[orderings["condition"] == "most_biased"]
     balanced = orderings[orderings["condition"] == "most_balanced"]
     assert (biased["duo"] == 1.0).all() and (balanced["duo"] == 0.0).all()
