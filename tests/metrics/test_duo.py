@@ -160,6 +160,18 @@ def test_extreme_orderings_attain_the_brute_force_bounds(variance):
         assert dcv(scores[balanced], variance=variance) == pytest.approx(values.max(), abs=1e-12)
 
 
+def test_global_extreme_orderings_break_ties_by_document_index():
+    """Twenty scores of mean 0 whose squares tie in two classes (4 and 1): the most balanced
+    order puts the squares of 4 first, each class in document order; the most biased is its
+    reverse (numpy's default sort, unstable from 17 items on, orders these ties otherwise)."""
+    scores = np.array([2.0, -2.0, 1.0, -1.0] * 5)
+    fours = [i for i in range(20) if i % 4 < 2]
+    ones = [i for i in range(20) if i % 4 >= 2]
+    biased, balanced = extreme_orderings(scores, variance="global")
+    assert balanced.tolist() == fours + ones
+    assert biased.tolist() == (fours + ones)[::-1]
+
+
 def test_hand_worked_four_documents_prefix_variance():
     # scores 0,1,2,3 in the order 0,2,1,3; cut points i = 2, 3 (i < n = 4).
     # u(2) = var{0,2} = 1, u(3) = var{0,2,1} = 2/3.  Over all orders: u(2) in [1/4, 9/4],

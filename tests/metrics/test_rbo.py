@@ -145,8 +145,12 @@ def test_bad_input():
         rbo(["a", "b", "a"], ["a"])
     with pytest.raises(ValueError, match="persistence"):
         rbo(["a"], ["a"], p=1.0)
-    with pytest.raises(ValueError, match="same depth.*depth=2"):
+    with pytest.raises(ValueError) as info:
         rbo(["a", "b"], ["a", "b", "c"], variant="min")
+    assert str(info.value) == (
+        "variant='min' is implemented for lists evaluated to the same depth; found lengths 2 "
+        "and 3.  Pass depth=2 (or use variant='ext', which handles different lengths)."
+    )
     with pytest.raises(ValueError, match="variant"):
         rbo(["a"], ["a"], variant="max")
 
