@@ -128,6 +128,8 @@ def test_the_listing_has_the_documented_columns():
             {"step": 2, "discount": "log2(i)"},
         ),  # fmt: skip
         ("nfairr(tau=1)", "nfairr", None, {"tau": 1.0}),  # a default is not part of the label
+        ("nfairr(tau=-0.0)@5", "nfairr(tau=0)", 5, {"tau": 0.0}),  # -0 is 0: one label
+        ("awrf(targets=(-0,1))", "awrf(targets=(0,1))", None, {"targets": (0.0, 1.0)}),
         ("TExFAIR@10", "texfair", 10, {}),  # names are case-insensitive
         ("ARaB_TF@5", "arab_tf", 5, {"magnitude": "tf"}),
     ],

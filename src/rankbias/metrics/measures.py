@@ -145,10 +145,10 @@ class Parameter:
                 raise wrong
             if not math.isfinite(float(value)):
                 raise ValueError(f"parameter {self.name}: expected a finite number, found {value}")
-            return float(value)
+            return float(value) + 0.0  # -0.0 is 0.0: one label, one measure
         if self.type == "floats":
             try:
-                values = tuple(float(v) for v in value)
+                values = tuple(float(v) + 0.0 for v in value)
             except (TypeError, ValueError):
                 raise wrong from None
             if not values or not all(math.isfinite(v) for v in values):
