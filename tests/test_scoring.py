@@ -17,7 +17,7 @@ from rankbias.lexicon import Lexicon, default_lexicon
 from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
 from rankbias.metrics.rab import MAGNITUDES
 from rankbias.runs import Run, read_run
-from rankbias.scoring import mean_per_system, score_runs
+from rankbias.scoring import mean_per_system, plan_measures, score_runs
 from rankbias.text import document_stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -490,6 +490,17 @@ def test_metric_lists_all_and_defaults():
     assert str(info.value) == (
         "measure list 'nfairr@5,texfair,nfairr@5' names nfairr@5 twice; expected once"
     )
+    # two spellings of one measure, or one at a cut-off of the list, computed once, silently
+    for metrics, named, spellings in [
+        (["nfairr(tau=0)@5", "NFaiRR(tau=0.0)@5"], "nfairr(tau=0)@5", "'nfairr(tau=0)@5', 'NFaiRR"),
+        (["texfair", "nfairr", "texfair@5"], "texfair@5", "'texfair', 'texfair@5'"),
+        (["rnd@5", "rnd@5"], "rnd@5", "'rnd@5', 'rnd@5'"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            plan_measures(metrics, [5, 10])
+        assert str(info.value).startswith(
+            f"metrics: {named} requested more than once (by {spellings}"
+        ) and str(info.value).endswith("); expected each measure once at each cut-off")
 
 
 def test_per_list_measures_equal_their_functions_called_on_each_prefix():

@@ -140,11 +140,17 @@ class PlannedMeasure(NamedTuple):
 
 
 def plan_measures(
-    metrics: Sequence[str | MeasureRequest], cutoffs: Sequence[int] = DEFAULT_CUTOFFS
+    metrics: Sequence[str | MeasureRequest],
+    cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
+    spellings: Sequence[str] | None = None,
 ) -> list[PlannedMeasure]:
     """What :func:`score_runs` computes, in its order: each measure once (a measure with
-    ``@k`` at ``k``, the others at every cut-off of ``cutoffs``, each cut-off once)."""
-    requests = [parse_measure(item) for item in dict.fromkeys(_measure_items(metrics))]
+    ``@k`` at ``k``, the others at every cut-off of ``cutoffs``, each cut-off once).  A measure
+    requested twice at a cut-off, however spelled (``nfairr(tau=0)``, ``NFaiRR(tau=0.0)``), is
+    a ValueError naming the spellings (``spellings``: the texts the measures were parsed from,
+    if not ``metrics`` themselves)."""
+    items = _measure_items(metrics)
+    requests = [parse_measure(item) for item in items]
     if not requests:
         raise ValueError("metrics: expected at least one measure, found none")
     cutoffs = _check_cutoffs(cutoffs)
@@ -153,9 +159,16 @@ def plan_measures(
         for r in requests
     ]
     labels = [(entry.label, k) for entry in plan for k in entry.cutoffs]
-    if len(set(labels)) != len(labels):
-        seen = {x for x in labels if labels.count(x) > 1}
-        raise ValueError(f"measures {sorted(seen)} are requested twice (same label and cut-off)")
+    if twice := sorted({x for x in labels if labels.count(x) > 1}):
+        spellings = [
+            repr(str(item))
+            for item, entry in zip(items if spellings is None else spellings, plan, strict=True)
+            if any((entry.label, k) in twice for k in entry.cutoffs)
+        ]
+        raise ValueError(
+            f"metrics: {', '.join(f'{label}@{k}' for label, k in twice)} requested more than "
+            f"once (by {', '.join(spellings)}); expected each measure once at each cut-off"
+        )
     return plan
 
 

@@ -255,15 +255,20 @@ def test_bad_requests_are_refused(testbed, qids, measures, error, message):
         explain(run, stats, qids or some[:1], measures)
 
 
-def test_a_query_or_measure_given_twice_is_explained_once(testbed):
-    """As score_runs does: the same query, or the same measure however written (its name's
-    case, a parameter at its default), gives its rows once."""
+def test_a_query_given_twice_is_explained_once_and_a_measure_twice_is_refused(testbed):
+    """The same query gives its rows once; the same measure however written (its name's case, a
+    parameter at its default) is refused naming the spellings, as score_runs does."""
     run, stats, some = testbed
     once = explain(run, stats, some[:2], ["nfairr@10", "awrf@5"], permutations=20)
-    measures = ["nfairr@10", "NFaiRR(tau=1)@10", "awrf@5", "awrf@5"]
-    twice = explain(run, stats, [some[0], some[1], some[0]], measures, permutations=20)
+    twice = explain(run, stats, [some[0], some[1], some[0]], ["nfairr@10", "awrf@5"], 20)
     pd.testing.assert_frame_equal(twice, once)
     assert sorted(set(once.metric)) == ["awrf", "nfairr"] and len(once) == 2 * (10 + 5)
+    with pytest.raises(ValueError) as info:
+        explain(run, stats, some[:1], ["nfairr@10", "awrf@5", "NFaiRR(tau=1)@10"])
+    assert str(info.value) == (
+        "metrics: nfairr@10 requested more than once (by 'nfairr@10', 'NFaiRR(tau=1)@10'); "
+        "expected each measure once at each cut-off"
+    )
 
 
 @pytest.mark.parametrize(

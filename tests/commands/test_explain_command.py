@@ -115,6 +115,11 @@ def test_explain_writes_a_row_per_document_that_adds_up_to_score(tmp_path, capsy
             ["--qid", "q0007", "--metrics", "awrf@20,awrf@20"],
             "--metrics: measure list 'awrf@20,awrf@20' names awrf@20 twice; expected once",
         ),
+        (
+            ["--qid", "q0007", "--metrics", "awrf@20,nfairr@5,AWRF@20"],
+            "--metrics: awrf@20 requested more than once (by 'awrf@20', 'AWRF@20'); expected "
+            "each measure once at each cut-off",
+        ),
     ],
 )
 def test_bad_requests_are_refused_naming_the_option(tmp_path, capsys, extra, message):

@@ -220,6 +220,36 @@ def test_an_option_no_part_of_the_command_uses_is_refused(
         assert labels <= shown[extra[0]] and len(labels) == 1
 
 
+TWICE = "rankbias score: error: --metrics: {0} requested more than once (by {1}); expected each "
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # each was computed once, silently (two spellings of one measure, exit 0)
+        (["--metrics", "nfairr(tau=0)@2,NFaiRR(tau=0.0)@2"],
+         TWICE.format("nfairr(tau=0)@2", "'nfairr(tau=0)@2', 'NFaiRR(tau=0.0)@2'")),
+        (["--metrics", "nfairr(tau=-0)@2,nfairr(tau=0)@2"],
+         TWICE.format("nfairr(tau=0)@2", "'nfairr(tau=-0)@2', 'nfairr(tau=0)@2'")),
+        (["--metrics", "awrf,awrf@2", "--cutoffs", "1,2"],
+         TWICE.format("awrf@2", "'awrf', 'awrf@2'")),
+        # --tau rewrites the first into the second
+        (["--metrics", "nfairr@2,texfair@2,nfairr(tau=0)@2", "--tau", "0"],
+         TWICE.format("nfairr(tau=0)@2", "'nfairr@2', 'nfairr(tau=0)@2'")),
+    ],
+)  # fmt: skip
+def test_a_measure_spelled_twice_is_refused_naming_its_spellings(
+    tmp_path, terms, collection, capsys, extra, message
+):
+    run = write_run(tmp_path / "r.run", [("q1", "d1"), ("q1", "d2")])
+    out = tmp_path / "o.csv"
+    argv = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(run),
+            "--workers", "1", "--out", str(out), *extra]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message + "measure once at each cut-off\n"
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_two_run_files_of_one_name_are_refused_before_anything_is_read(
     tmp_path, terms, engine, capsys

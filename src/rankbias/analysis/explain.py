@@ -34,10 +34,10 @@ import numpy as np
 import pandas as pd
 
 from rankbias.errors import InputError, expect_count, expect_seed, expect_type
-from rankbias.metrics.measures import get_measure, parse_measure
+from rankbias.metrics.measures import get_measure
 from rankbias.metrics.ranked import position_discount
 from rankbias.runs import Run
-from rankbias.scoring import score_runs
+from rankbias.scoring import plan_measures, score_runs
 from rankbias.text import DocStats
 
 __all__ = ["EXACT_MAX_DOCUMENTS", "explain", "top_terms", "strip_plot"]
@@ -136,7 +136,8 @@ def explain(
     ``contribution``, ``kind``, the measure's ``value`` (as :func:`score_runs` gives it) and
     ``baseline``; exposures ``exposure_<group>`` for the exposure measures.  Measures are
     written with a cut-off (``nfairr@10``); see the module docstring for what a contribution
-    is.  A query or measure given twice is explained once, as :func:`score_runs` does."""
+    is.  A query given twice is explained once; a measure given twice, however spelled, is a
+    ValueError, as in :func:`score_runs`."""
     _check_inputs(run, stats)
     qids = list(dict.fromkeys([qids] if isinstance(qids, str) else qids))
     if isinstance(metrics, str):
@@ -147,7 +148,8 @@ def explain(
     known = set(run.qids)
     rng = expect_seed(seed)
     rows = []
-    for text, request in {str(r): r for r in map(parse_measure, metrics)}.items():
+    for request in (entry.request for entry in plan_measures(metrics)):
+        text = str(request)
         if request.cutoff is None:
             raise ValueError(f"measure {text!r}: expected a cut-off, e.g. {text}@10")
         name = request.measure.name

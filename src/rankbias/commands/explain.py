@@ -74,6 +74,7 @@ def run_explain(args) -> int:
     from rankbias.metrics.measures import split_measure_list
     from rankbias.outputs import check_output, write_table
     from rankbias.runs import read_run
+    from rankbias.scoring import plan_measures
 
     if check_engine_arguments(args):
         raise InputError("--engine dask: explain reads the collection on this machine only")
@@ -84,8 +85,9 @@ def run_explain(args) -> int:
     )
     try:
         metrics = split_measure_list(args.metrics)
+        plan_measures(metrics)  # a measure twice, however spelled, before anything is read
     except ValueError as exc:
-        raise InputError(f"--metrics: {exc}") from None
+        raise InputError(f"--metrics: {str(exc).removeprefix('metrics: ')}") from None
     sampled = [m for m in metrics if _sampled(m)]
     for option in ("permutations", "seed"):  # given, but no list is long enough to sample
         if getattr(args, option) is not None and not sampled:

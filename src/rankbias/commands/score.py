@@ -141,7 +141,8 @@ def register(subparsers) -> None:
 def measures_of(args) -> list:
     """``--metrics`` parsed once, with the shorthand options rewritten into each measure's
     parameters; every message names the option."""
-    from rankbias.scoring import parse_metric_list
+    from rankbias.metrics.measures import split_measure_list
+    from rankbias.scoring import parse_metric_list, plan_measures
 
     try:
         requests = list(parse_metric_list(args.metrics))
@@ -164,6 +165,13 @@ def measures_of(args) -> list:
                 )
             used.add("background")  # also where the measure says background=run itself
         rewritten.append(request)
+    spelled = args.metrics is not None and args.metrics.strip() != "all"
+    try:  # a measure twice at a cut-off, named as the user spelled it
+        plan_measures(
+            rewritten, args.cutoffs, split_measure_list(args.metrics) if spelled else None
+        )
+    except ValueError as exc:
+        raise InputError(f"--metrics: {str(exc).removeprefix('metrics: ')}") from None
     for name in sorted(set(shorthands) - used):  # given, but no measure takes it
         raise InputError(
             f"--{name}: no measure of --metrics without its own {name}= takes it (see "
