@@ -89,7 +89,7 @@ def test_background_run_and_group_parts():
     assert value(score_runs(run, stats_of(TEXTS), ["ifairr"], [2], background), "ifairr", 2) > 1
     assert value(frame, "rab_bool_f", 2) == 0.5  # (0 + 1)/2
     assert value(frame, "arab_tf_m", 2) == pytest.approx((math.log(3) + math.log(3) / 2) / 2)
-    with pytest.raises(InputError, match="background run 'bm25' has no documents for 1"):
+    with pytest.raises(InputError, match="background: run 'bm25' has no documents for 1"):
         score_runs(
             make_run({"q9": ["d1"]}), stats_of(TEXTS), ["nfairr(background=run)"], [2], background
         )
@@ -657,7 +657,7 @@ def test_a_background_document_missing_from_the_collection_is_neutral_under_neut
     assert value(frame, "ifairr(background=run)", 2) == pytest.approx(1.0)
     assert value(frame, "nfairr(background=run)", 2) == pytest.approx(1.0)
     assert frame.attrs["missing_documents"]["bg (background of run)"] == 1
-    with pytest.raises(InputError, match="background run 'bg' names 1 document"):
+    with pytest.raises(InputError, match="background: run 'bg' names 1 document"):
         score_runs(run, stats_of(TEXTS), metrics, [2], background)
 
 
@@ -870,7 +870,7 @@ def test_background_and_counterfactual_refusals_give_their_whole_message():
     with pytest.raises(InputError) as info:
         score_runs(run, stats_of(TEXTS), ["nfairr(background=run)"], [1], background=background)
     assert str(info.value) == (
-        "background run 'bm25' has no documents for 1 query(ies) of run 'run', e.g. q2; "
+        "background: run 'bm25' has no documents for 1 query(ies) of run 'run', e.g. q2; "
         "expected a background list for every scored query"
     )
     by_name = score_runs(run, None, ["rbo"], [1], counterfactual={"run": run, "more": background})

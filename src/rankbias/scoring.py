@@ -300,14 +300,14 @@ class RankedInputs:
         lacking = run.qids[~np.isin(run.qids, background.qids)]
         if len(lacking):
             raise InputError(
-                f"background run {background.name!r} has no documents for {len(lacking)} "
+                f"background: run {background.name!r} has no documents for {len(lacking)} "
                 f"query(ies) of run {run.name!r}, e.g. {_some_ids(lacking)}; "
                 "expected a background list for every scored query"
             )
         sub = background.restrict(run.qids)
         depth = int(sub.list_lengths.max()) if len(sub.qids) else 0
         rows, n_missing = _ranked_rows(
-            sub, self.collection, depth, self.options["missing"], "background run"
+            sub, self.collection, depth, self.options["missing"], "background: run"
         )
         self.missing_documents[f"{background.name} (background of {run.name})"] = n_missing
         return _gather(per_document, rows, absent_value), sub.list_lengths

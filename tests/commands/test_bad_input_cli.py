@@ -119,6 +119,25 @@ def test_background_depth_changes_the_normaliser(files, capsys):
     assert np.isnan(scored_value(files, capsys, [*args, "--background-depth", "1"], label))
 
 
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_background_run_that_does_not_fit_is_named_by_its_option_and_file(files, capsys, engine):
+    """Both messages named the run by its name in the library's words ('background run …')."""
+    (files / "r.run").write_text("q1 Q0 d1 1 2 x\nq2 Q0 d2 1 1 x\n")
+    (files / "short.run").write_text("q1 Q0 d2 1 2 x\n")
+    (files / "stray.run").write_text("q1 Q0 d9 1 2 x\nq2 Q0 d1 1 1 x\n")
+    base = score_args(files, "c.tsv", "r.run", "--metrics", "nfairr(background=run)@1",
+                      "--engine", engine, "--workers", "1", "--out", files / "o.csv")  # fmt: skip
+    for run, message in [
+        ("short", "has no documents for 1 query(ies) of run 'r', e.g. q2; expected a background "
+         "list for every scored query"),
+        ("stray", "names 1 document(s) absent from the collection (1 retrieved row(s)), e.g. d9; "),
+    ]:  # fmt: skip
+        status, err = run_cli([*base, "--background", files / f"{run}.run"], capsys)
+        head = f"rankbias score: error: --background {files / run}.run: run '{run}' "
+        assert status == 2 and err.startswith(head + message), err
+        assert not (files / "o.csv").exists()
+
+
 def test_runs_are_read_while_the_collection_is_counted_and_their_errors_come_first(files, capsys):
     """`score` reads the run files on a thread while it counts the collection; a bad run file
     is reported as when the runs were read first, also when the collection is bad too, and a

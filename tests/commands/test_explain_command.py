@@ -129,6 +129,34 @@ def test_bad_requests_are_refused_naming_the_option(tmp_path, capsys, extra, mes
     assert not (tmp_path / "explained.csv").exists()
 
 
+def test_a_run_or_background_that_does_not_fit_is_named_by_its_option(tmp_path, capsys):
+    """Both were refused as '--metrics …:', and a document missing from the collection with a
+    hint to --missing, an option explain does not have."""
+    lines = BM25.read_text().splitlines(keepends=True)
+    (tmp_path / "short.run").write_text("".join(x for x in lines if x.startswith("q0007 ")))
+    (tmp_path / "stray.run").write_text(lines[0].replace(lines[0].split()[2], "nosuchdoc"))
+    explained = ["--qid", "q0001", "--metrics", "nfairr(background=run)@10"]
+    for args, option, message in [
+        (["--background", str(tmp_path / "short.run")], f"--background {tmp_path}/short.run",
+         "run 'short' has no documents for 1 query(ies) of run 'bm25', e.g. q0001; expected a "
+         "background list for every scored query"),
+        (["--background", str(tmp_path / "stray.run")], f"--background {tmp_path}/stray.run",
+         "run 'stray' names 1 document(s) absent from the collection (1 retrieved row(s)), e.g. "
+         "nosuchdoc; expected every docid in the collection"),
+    ]:  # fmt: skip
+        assert main(base(tmp_path, *explained, *args)) == 2
+        assert capsys.readouterr().err == f"rankbias explain: error: {option}: {message}\n"
+    stray = [*base(tmp_path, "--qid", "q0001", "--metrics", "nfairr@10")]
+    stray[stray.index(str(BM25))] = str(tmp_path / "stray.run")
+    assert main(stray) == 2
+    assert capsys.readouterr().err == (
+        f"rankbias explain: error: --run {tmp_path}/stray.run: run 'stray' names 1 document(s) "
+        "absent from the collection (1 retrieved row(s)), e.g. nosuchdoc; expected every docid "
+        "in the collection\n"
+    )
+    assert not (tmp_path / "explained.csv").exists()
+
+
 def test_a_background_run_is_read_for_the_measures_that_take_one(tmp_path, capsys):
     """``nfairr(background=run)`` with ``--background`` (here the first three documents of each
     list, fewer than the cut-off): the contributions add up to the value ``rankbias score`` gives

@@ -122,7 +122,13 @@ def run_explain(args) -> int:
         }
         table = explain(run, stats, args.qid, metrics, background=background, **given)
     except ValueError as exc:
-        raise InputError(f"--metrics {args.metrics}: {exc}") from None
+        argument, _, rest = str(exc).partition(": ")
+        option = f"--background {args.background}" if argument == "background" else None
+        text = rest if option else str(exc)
+        if "absent from the collection" in text:  # explain has no --missing
+            text = text.partition("; expected")[0] + "; expected every docid in the collection"
+            option = option or f"--run {args.run}"
+        raise InputError(f"{option or f'--metrics {args.metrics}'}: {text}") from None
     write_table(out, table)
     if plot is not None:
         strip_plot(table, plot)

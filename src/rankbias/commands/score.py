@@ -374,7 +374,8 @@ def run_score(args) -> int:
 
 
 #: The option that supplies each keyword input of ``score_runs``.
-OPTIONS = {"qrels": "--qrels", "polarisation": "--polarisation", "group_membership": "--groups"}
+OPTIONS = {"qrels": "--qrels", "polarisation": "--polarisation", "group_membership": "--groups",
+           "background": "--background"}  # fmt: skip
 
 
 @contextlib.contextmanager
