@@ -340,6 +340,47 @@ def test_a_scheduler_that_is_not_one_fails_within_the_connect_timeout(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_a_closed_port_or_a_server_of_another_protocol_is_named_at_once(tmp_path, capsys):
+    """Nothing listening took the whole --connect-timeout (distributed retries) and a server
+    that sends other bytes was reported in numpy's words ('Unable to allocate 2.82 EiB …', its
+    bytes read as the length of a Dask frame)."""
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def speak_another_protocol():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n" + b"x" * 4096)
+                conn.close()
+
+    threading.Thread(target=speak_another_protocol, daemon=True).start()
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    collection = generated_collection(tmp_path / "c.tsv", 10)
+    args = ["stats", "--collection", str(collection), "--terms", "default", "--engine", "dask",
+            "--connect-timeout", "30", "--out", str(tmp_path / "s.csv")]  # fmt: skip
+    expected = "expected the address of a running `dask scheduler`, e.g. tcp://HOST:8786"
+    try:
+        for address, reason in [
+            (f"tcp://127.0.0.1:{closed_port}", "Connection refused"),
+            (f"tcp://127.0.0.1:{port}", "a server answers there, but not as a Dask scheduler"),
+        ]:
+            started = time.monotonic()
+            status, err = run_cli([*args, "--scheduler", address], capsys)
+            assert time.monotonic() - started < 15
+            assert status == 2 and err.startswith(
+                f"rankbias stats: error: --scheduler {address}: cannot connect ({reason}); "
+                + expected
+            ), err
+    finally:
+        listener.close()
+    assert not (tmp_path / "s.csv").exists()
+
+
 def test_a_scheduler_without_workers_fails_within_the_worker_wait(tmp_path):
     with distributed.LocalCluster(n_workers=0, dashboard_address=None) as empty:
         started = time.monotonic()

@@ -57,8 +57,19 @@ def _connect(distributed, scheduler: str, timeout: float):
     """A client of the scheduler at ``scheduler``, within ``timeout`` seconds whatever answers
     there (a daemon thread, abandoned on time-out: a server that is not a Dask scheduler never
     answers the handshake, and distributed's own timeout does not cover it)."""
+    import socket
     import threading
 
+    host, _, port = scheduler.rpartition("://")[2].rpartition(":")
+    try:  # nothing listens there: said at once (distributed retries until its time-out)
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except ValueError:
+        pass  # not HOST:PORT: distributed names it
+    except OSError as exc:
+        raise InputError(
+            f"--scheduler {scheduler}: cannot connect ({exc.strerror or exc}); expected the "
+            "address of a running `dask scheduler`, e.g. tcp://HOST:8786"
+        ) from None
     box: dict = {}
 
     def connect() -> None:
@@ -73,6 +84,8 @@ def _connect(distributed, scheduler: str, timeout: float):
     if "client" in box:
         return box["client"]
     reason = f"{box['error']}" if "error" in box else f"no answer within {timeout:g} s"
+    if not isinstance(box.get("error", OSError()), OSError):  # bytes read as Dask's frames
+        reason = "a server answers there, but not as a Dask scheduler"
     raise InputError(
         f"--scheduler {scheduler}: cannot connect ({reason}); expected the address of a "
         "running `dask scheduler`, e.g. tcp://HOST:8786 (--connect-timeout sets the wait)"
