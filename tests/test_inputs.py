@@ -274,6 +274,49 @@ def test_an_endless_input_is_refused_at_the_line_limit_not_read_into_memory(read
     )
 
 
+class Endless(io.RawIOBase):
+    """A pipe that never ends: ``line`` again and again, counting the bytes read."""
+
+    def __init__(self, line: bytes):
+        self.line, self.given, self.name = line, 0, "endless"
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.given > 64 << 20:  # instead of all the memory
+            raise AssertionError("read past 64 MiB of an endless input")
+        start, size = self.given % len(self.line), len(buffer)
+        buffer[:size] = (self.line * (size // len(self.line) + 2))[start : start + size]
+        self.given += size
+        return size
+
+
+@pytest.mark.parametrize(
+    ("reader", "line", "message"),
+    [
+        ("read_run", b"q1 Q0 d1 1 1\n", "endless:1: found 5 field(s) in 'q1 Q0 d1 1 1'"),
+        ("read_run", b"q1 Q0 d1 1 1 x\n", "endless:2: document d1 already listed for query q1"),
+        ("read_run", b"\xff\xfe\n", "endless:1: byte 0xff at column 1 is not UTF-8"),
+        ("read_qrels", b"q1 0 d1 yes\n", "endless:1: relevance 'yes' is not an integer"),
+        ("read_qrels", b"q1 0 d1 1\n", "endless:2: document d1 already judged for query q1"),
+    ],
+)  # fmt: skip
+def test_an_endless_pipe_of_bad_lines_ends_at_its_first_bad_line(reader, line, message):
+    """Lines with line ends never reach the line limit: a run or qrels read from such a pipe
+    (/dev/urandom, `yes`) took all the memory it could, 11 GB in a minute.  The first 64 KiB
+    are checked as they arrive."""
+    from rankbias import runs
+
+    source = Endless(line)
+    with pytest.raises(InputError, match=re.escape(message)):
+        getattr(runs, reader)(source)
+    assert source.given < 4 << 20  # the check ran on the first block, not at the end
+    for device in ["/dev/urandom"]:
+        with pytest.raises(InputError, match=f"{device}:1: byte 0x.. at column [0-9]+ is not"):
+            getattr(runs, reader)(device)
+
+
 @pytest.mark.parametrize("gzipped", [False, True])
 @pytest.mark.parametrize("reader", ["read_bytes", "open_lines"])
 def test_a_line_over_the_limit_names_where_it_starts(tmp_path, monkeypatch, reader, gzipped):

@@ -200,16 +200,19 @@ def open_binary(source: Source, what: str = "file") -> Iterator[BinaryIO]:
         yield io.BufferedReader(_Guarded(stream, name, what), _CHUNK)
 
 
-def read_bytes(source: Source, what: str = "file") -> bytes:
+def read_bytes(source: Source, what: str = "file", check=None) -> bytes:
     """The whole decompressed content of ``source``, a leading byte-order mark removed.  A
     regular file is read at once; a pipe, a device or gzip data is read in blocks, and a line
-    longer than :data:`MAX_LINE_BYTES` there (``/dev/zero``) is an error, not all the memory."""
+    longer than :data:`MAX_LINE_BYTES` there (``/dev/zero``) is an error, not all the memory.
+    ``check`` (a reader's line parser) is called on the complete lines of the first 64 KiB of
+    a pipe or device, so that an endless one of bad lines (``/dev/urandom``) ends there."""
     name = source_name(source)
     if _is_path(source):
         with _open_raw(name, what) as raw:
             try:
                 regular = stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
-                data = raw.read() if regular else _read_bounded(raw, name, what)
+                data = raw.read() if regular else _read_bounded(raw, name, what, check)
+                check = None if regular else check  # a file ends; a device need not
             except OSError as exc:
                 raise _read_failed(name, what, exc) from None
         check_gzip_name(name, data[:2], what)
@@ -218,17 +221,22 @@ def read_bytes(source: Source, what: str = "file") -> bytes:
         source = io.BytesIO(data)
         source.name = name  # messages name the file, not the in-memory copy
     with open_binary(source, what) as stream:
-        return _read_bounded(stream, name, what).removeprefix(BOM)
+        return _read_bounded(stream, name, what, check).removeprefix(BOM)
 
 
-def _read_bounded(stream, name: str, what: str) -> bytes:
-    parts, since_break = [], 0  # bytes after the last line break
+def _read_bounded(stream, name: str, what: str, check=None) -> bytes:
+    parts, since_break, size = [], 0, 0  # since_break: bytes after the last line break
     while chunk := stream.read(_CHUNK):
         parts.append(chunk)
+        size += len(chunk)
         last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
         since_break = len(chunk) - 1 - last if last >= 0 else since_break + len(chunk)
         if since_break > MAX_LINE_BYTES:
-            raise _endless(name, what, sum(map(len, parts)) - since_break)
+            raise _endless(name, what, size - since_break)
+        if check is not None and size >= 1 << 16:
+            if (head := b"".join(parts)[: 1 << 16])[:2] != GZIP_MAGIC:  # gzip: once inflated
+                check(head[: complete_lines_end(head)].removeprefix(BOM))
+            check = None
     return b"".join(parts)
 
 

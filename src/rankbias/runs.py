@@ -197,7 +197,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise TypeError(f"name: expected None (the file's stem) or a non-empty str, found {name!r}")
     name = name or run_name(where)
-    data = read_bytes(source, "run file")
+    data = read_bytes(source, "run file", check=lambda head: _parse_run_lines(head, where))
     refuse_inner_bom(data, where)
     run = _read_run_fast(data, name, order)
     if run is None:
@@ -476,7 +476,7 @@ def read_qrels(source: Source) -> pd.DataFrame:
     (``1.0``, ``1_0``), a pair judged twice, a blank line, an empty file.
     """
     where = source_name(source)
-    data = read_bytes(source, "qrels file")
+    data = read_bytes(source, "qrels file", check=lambda head: _parse_qrels_lines(head, where))
     refuse_inner_bom(data, where)
     frame = _read_qrels_fast(data)
     if frame is None:
