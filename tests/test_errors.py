@@ -47,7 +47,7 @@ from rankbias.outputs import check_output, write_table, write_text
 from rankbias.plots import book_table
 from rankbias.retrieval import reciprocal_rank_fusion, top_k
 from rankbias.runs import Run
-from rankbias.scoring import parse_metric_list, required_inputs, score_runs
+from rankbias.scoring import parse_metric_list, plan_measures, required_inputs, score_runs
 from rankbias.text import DocStats, document_stats
 
 
@@ -363,6 +363,10 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
         (lambda: score_runs([RUN], STATS, ["prf_m"], [2], qrels="qrels.txt"), TypeError,
          "qrels: expected a table, a Series or a mapping, found the str 'qrels.txt' (a file is "
          "read first: rankbias.runs.read_qrels, rankbias.annotations.read_polarisation)"),
+        (lambda: plan_measures(["awrf@5"], [5], ["awrf@5", "AWRF@5"]), ValueError,
+         "spellings: found 2; expected one per measure (1)"),
+        (lambda: plan_measures(["awrf@5"], [5], "awrf@5"), TypeError,
+         "spellings: expected a list, found str 'awrf@5'"),
         (lambda: read_collection_stats(5, default_lexicon()), TypeError,
          "path: expected a collection file's path, found int"),
         (lambda: list(iter_documents(None)), TypeError,

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_type
+from rankbias.errors import InputError, expect_items, expect_type
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -150,6 +150,9 @@ def plan_measures(
     a ValueError naming the spellings (``spellings``: the texts the measures were parsed from,
     if not ``metrics`` themselves)."""
     items = _measure_items(metrics)
+    given = items if spellings is None else expect_items(spellings, "spellings")
+    if len(given) != len(items):
+        raise ValueError(f"spellings: found {len(given)}; expected one per measure ({len(items)})")
     requests = [parse_measure(item) for item in items]
     if not requests:
         raise ValueError("metrics: expected at least one measure, found none")
@@ -160,14 +163,14 @@ def plan_measures(
     ]
     labels = [(entry.label, k) for entry in plan for k in entry.cutoffs]
     if twice := sorted({x for x in labels if labels.count(x) > 1}):
-        spellings = [
-            repr(str(item))
-            for item, entry in zip(items if spellings is None else spellings, plan, strict=True)
+        named = [
+            repr(str(text))
+            for text, entry in zip(given, plan, strict=True)
             if any((entry.label, k) in twice for k in entry.cutoffs)
         ]
         raise ValueError(
             f"metrics: {', '.join(f'{label}@{k}' for label, k in twice)} requested more than "
-            f"once (by {', '.join(spellings)}); expected each measure once at each cut-off"
+            f"once (by {', '.join(named)}); expected each measure once at each cut-off"
         )
     return plan
 
