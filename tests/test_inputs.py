@@ -197,6 +197,54 @@ def test_gzip_through_a_fifo(tmp_path):
     writer.join()
 
 
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_long_run_through_a_fifo_is_read_whole_after_its_head_is_checked(tmp_path, gzipped):
+    """The first 64 KiB of a pipe are checked by the run reader's line parser as they arrive:
+    decompressed, never as gzip bytes; a good head lets the rest through as it is."""
+    from rankbias.runs import read_run
+
+    fifo = tmp_path / "bm25.run"
+    os.mkfifo(fifo)
+    lines = [f"q{i // 100} Q0 {os.urandom(12).hex()} {i % 100 + 1} {-i} x\n" for i in range(8000)]
+    payload = "".join(lines).encode()
+    data = gzip.compress(payload, mtime=0) if gzipped else payload
+    assert len(data) > 2 << 16  # more than the head
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    run = read_run(fifo)
+    writer.join()
+    assert len(run.docids) == 8000 and len(run) == 80
+    assert run.ranked("q79")[-1] == lines[-1].split()[2]
+
+
+def test_the_head_check_sees_the_complete_lines_of_the_first_64_kib_once(tmp_path):
+    """Of a stream or a device only (a regular file, gzip or not, ends), and once: the check
+    costs the slow line parser's time."""
+    heads = []
+    line = b"q1 Q0 d1 1 1 x\n"  # 15 bytes: 4369 lines are 65535 bytes, one byte short
+    data = line * 4369 + b"q"
+    for size in (len(data), len(data) - 1):  # exactly 64 KiB, and one byte short of it
+        heads.clear()
+        assert read_bytes(io.BytesIO(data[:size]), "run file", check=heads.append) == data[:size]
+        assert heads == ([line * 4369] if size == 1 << 16 else [])
+    heads.clear()
+    assert read_bytes(io.BytesIO(inputs.BOM + data), "run file", check=heads.append) == data
+    assert heads == [line * 4368]  # the mark dropped, as the readers drop it
+    heads.clear()
+    for gzipped in (False, True):
+        path = tmp_path / f"long{'.gz' * gzipped}"
+        path.write_bytes(gzip.compress(data * 20) if gzipped else data * 20)
+        assert read_bytes(path, "run file", check=heads.append) == data * 20 and not heads
+        fifo = tmp_path / f"pipe{gzipped}"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(path.read_bytes(),))
+        writer.start()
+        assert read_bytes(fifo, "run file", check=heads.append) == data * 20
+        writer.join()
+        assert heads == [line * 4369]  # the inflated lines, once
+        heads.clear()
+
+
 def test_dev_stdin_from_a_gzip_pipe(tmp_path):
     source = tmp_path / "lines.txt"
     source.write_bytes("\n".join(LINES).encode())
