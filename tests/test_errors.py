@@ -365,6 +365,8 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "read first: rankbias.runs.read_qrels, rankbias.annotations.read_polarisation)"),
         (lambda: plan_measures(["awrf@5"], [5], ["awrf@5", "AWRF@5"]), ValueError,
          "spellings: found 2; expected one per measure (1)"),
+        (lambda: plan_measures(["awrf@5", "rnd@5"], [5], ["awrf@5"]), ValueError,
+         "spellings: found 1; expected one per measure (2)"),
         (lambda: plan_measures(["awrf@5"], [5], "awrf@5"), TypeError,
          "spellings: expected a list, found str 'awrf@5'"),
         (lambda: read_collection_stats(5, default_lexicon()), TypeError,
