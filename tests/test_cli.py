@@ -961,5 +961,5 @@ def test_an_endless_input_is_refused_within_the_limit(files, tmp_path):
         env=ENV, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
-    assert "/dev/zero: the line that starts near byte 0 runs for more than 5000000" in done.stderr
+    assert "/dev/zero: the line that starts at byte 0 runs for more than 5000000" in done.stderr
     assert not out.exists()

@@ -393,7 +393,7 @@ def test_stream_blocks_refuse_a_line_longer_than_the_limit_naming_where_it_start
         with pytest.raises(InputError) as info:
             blocks(b"a\tshe\nb\t" + b"x" * 20 + b"\nc\the\n", block_bytes)
         assert str(info.value) == (
-            "c.tsv: the line that starts near byte 6 runs for more than 10 bytes without a line "
+            "c.tsv: the line that starts at byte 6 runs for more than 10 bytes without a line "
             "end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
         )
 
@@ -675,13 +675,17 @@ def test_a_line_of_max_line_bytes_is_read_and_one_byte_more_is_refused(tmp_path,
         ("f", short + long, len(short), 16),
         # two lines over the limit in one block: the first is named, not the longest
         ("h", short + over + long, len(short), 1 << 20),
-        # longer than a 64 KiB look-ahead for the next cut: refused while the file is cut
-        ("g", short + b"d2\t" + b"x" * 70_000 + b"\n", 16 if kind == "plain" else len(short), 16),
+        # longer than a 64 KiB look-ahead for the next cut: refused while the file is cut, and
+        # named where it starts, not at the cut (byte 16) where the search began
+        ("g", short + b"d2\t" + b"x" * 70_000 + b"\n", len(short), 16),
+        # the cut searched 140,000 bytes into the line: found three 64 KiB windows back
+        ("i", short * 10 + b"d2\t" + b"x" * 300_000 + b"\n", len(short) * 10, 140_100),
+        ("j", b"d2\t" + b"x" * 300_000 + b"\n" + short, 0, 140_000),  # the file's first line
     ):
         with pytest.raises(InputError) as info:
             documents_read(tmp_path / name, data, kind, 40, block_bytes)
         assert str(info.value) == (
-            f"{tmp_path / name}: the line that starts near byte {start} runs for more than 40 "
+            f"{tmp_path / name}: the line that starts at byte {start} runs for more than 40 "
             "bytes without a line end; expected docid<TAB>text lines (--max-line-bytes sets the "
             "limit)"
         )

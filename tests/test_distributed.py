@@ -255,7 +255,7 @@ def test_score_counts_with_the_line_limit_it_is_given(tmp_path, capsys, on_clust
         assert [out.exists() for out in outs] == [status == 0] * 2
         if status:
             start = path.read_bytes().index(b"d50\t")
-            assert f"the line that starts near byte {start} runs for more than 100" in dask[1]
+            assert f"the line that starts at byte {start} runs for more than 100" in dask[1]
 
 
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])

@@ -80,7 +80,7 @@ def _check_line_lengths(data: bytes, offset: int, limit: int, label: str) -> Non
 
 def _line_too_long(label: str, offset: int, limit: int) -> InputError:
     return InputError(
-        f"{label}: the line that starts near byte {offset} runs for more than {limit} bytes "
+        f"{label}: the line that starts at byte {offset} runs for more than {limit} bytes "
         "without a line end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
     )
 
@@ -383,8 +383,8 @@ def _next_cut(read_at, pos: int, end: int, limit: int, label: str) -> int:
     break within ``limit`` bytes is an error."""
     started = pos
     while pos < end:
-        if pos - started > limit:
-            raise _line_too_long(label, started, limit)
+        if pos - started > limit:  # named where it starts, as the local engine names it
+            raise _line_too_long(label, _line_start(read_at, started), limit)
         window = read_at(pos, min(1 << 16, end - pos))
         if not window:
             return end
@@ -407,6 +407,17 @@ def range_cuts(read_at, start, end, target, limit, label) -> Iterator[tuple[int,
         stop = _next_cut(read_at, start + target, end, limit, label)  # end if past it
         yield start, stop
         start = stop
+
+
+def _line_start(read_at, pos: int) -> int:
+    """The position of the first byte of the line that holds ``pos``."""
+    while pos > 0:
+        base = max(0, pos - (1 << 16))
+        window = read_at(base, pos - base)
+        if (hit := max(window.rfind(b"\n"), window.rfind(b"\r"))) >= 0:
+            return base + hit + 1
+        pos = base
+    return 0
 
 
 def read_range(read_at, start: int, end: int, limit: int, label: str) -> bytes:
