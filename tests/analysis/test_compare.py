@@ -205,6 +205,31 @@ def test_bad_input_is_refused_naming_what_is_wrong(call, message):
     assert message in str(error.value)
 
 
+def test_metrics_selects_a_measure_at_all_its_cut_offs_or_at_one():
+    """``nfairr@10`` was 'not in the scores' although compare prints its rows under that label;
+    a measure without a cut-off (NA) is kept apart from every ``@k``."""
+    values = {"a": [0.1, 0.2, 0.3], "b": [0.2, 0.2, 0.2]}
+    scores = pd.concat([tidy(values, "nfairr", 5), tidy(values, "nfairr", 10),
+                        tidy(values, "awrf", 10), tidy(values, "ap", None)])  # fmt: skip
+    chosen = {
+        "nfairr@10": [("nfairr", 10)],
+        "nfairr": [("nfairr", 5), ("nfairr", 10)],
+        "nfairr@5,awrf@10": [("nfairr", 5), ("awrf", 10)],
+        "ap": [("ap", None)],
+    }
+    for text, expected in chosen.items():
+        table = compare(scores, metrics=text.split(","), permutations=10, bootstrap=10)
+        pairs = zip(table.metric, table.cutoff, strict=True)
+        found = [(m, None if pd.isna(k) else int(k)) for m, k in pairs]
+        assert sorted(found, key=str) == sorted(expected, key=str)
+    with pytest.raises(InputError) as info:
+        compare(scores, metrics=["nfairr@20", "awrf@10", "ap@10"])
+    assert str(info.value) == (
+        "metric(s) ap@10, nfairr@20 not in the scores; expected ap, awrf, nfairr (name@k: at the "
+        "cut-off k only)"
+    )
+
+
 def test_check_scores_types_the_columns():
     checked = check_scores(tidy({"a": [0.5]}).astype({"cutoff": str, "value": str}))
     assert checked["cutoff"].dtype == "Int64" and checked["value"].dtype == float

@@ -130,6 +130,12 @@ def test_read_scores_reads_tsv_gzip_and_nan(tmp_path):
     [
         (["--baseline", "bm25"], "baseline 'bm25' is not a run of the scores"),
         (["--metrics", "awrf"], "metric(s) awrf not in the scores"),
+        # a bad cut-off is the option's, not the table's
+        (
+            ["--metrics", "nfairr@x"],
+            "--metrics: measure 'nfairr@x': bad cut-off 'x'; expected an "
+            "integer from 1 to 2147483647 after '@'",
+        ),
         # an empty name was looked up: "metric(s)  not in the scores"
         (["--metrics", ","], "--metrics: measure list ',' has an empty item; expected comma"),
         (["--metrics", ""], "--metrics: measure list '' has an empty item; expected comma"),

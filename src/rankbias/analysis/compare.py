@@ -35,7 +35,7 @@ from rankbias.errors import (
     located,
 )
 from rankbias.inputs import Source, open_lines, source_name
-from rankbias.metrics.measures import HigherIs, higher_is
+from rankbias.metrics.measures import HigherIs, higher_is, split_cutoff
 from rankbias.metrics.validation import as_array, check_values
 
 __all__ = [
@@ -250,7 +250,8 @@ def compare(
 ) -> pd.DataFrame:
     """One row per measure, cut-off and pair of runs (columns :data:`OUTPUT`; see the module
     docstring).  ``baseline`` compares every other run with it (``run_a`` the run, ``run_b``
-    the baseline); ``metrics`` keeps only those measure names.  Seeded by ``seed``: the same
+    the baseline); ``metrics`` keeps only those measures (``nfairr`` at every cut-off,
+    ``nfairr@10`` at 10).  Seeded by ``seed``: the same
     call gives the same table."""
     if test not in TESTS:
         raise ValueError(f"test {test!r}: expected one of {', '.join(TESTS)}")
@@ -264,12 +265,17 @@ def compare(
     expect_fraction(confidence, "confidence")
     expect_fraction(alpha, "alpha")
     frame = check_scores(scores)
-    if metrics is not None:
-        unknown = sorted(set(metrics) - set(frame["metric"]))
-        if unknown:
+    if metrics is not None:  # a name at all its cut-offs, or name@k at one
+        wanted = [(m, *split_cutoff(m)) for m in metrics]
+        keep = {m: (frame["metric"] == name) & (frame["cutoff"] == k if k else True)
+                for m, name, k in wanted}  # fmt: skip
+        if unknown := sorted(m for m, rows in keep.items() if not rows.any()):
             known = ", ".join(sorted(set(frame["metric"])))
-            raise InputError(f"metric(s) {', '.join(unknown)} not in the scores; expected {known}")
-        frame = frame[frame["metric"].isin(metrics)]
+            raise InputError(
+                f"metric(s) {', '.join(unknown)} not in the scores; expected {known} (name@k: "
+                "at the cut-off k only)"
+            )
+        frame = frame[np.logical_or.reduce(list(keep.values()))]
     system = frame["qid"] == SYSTEM_LEVEL_QID
     system_level = sorted(set(frame.loc[system, "metric"]))
     frame = frame[~system]

@@ -65,7 +65,11 @@ def register(subparsers) -> None:
     parser.add_argument("scores", type=input_file, help="the table rankbias score wrote")
     parser.add_argument("--out", required=True, help="the comparison table (.csv, .tsv, …)")
     parser.add_argument("--baseline", metavar="RUN", help="compare every run with this one")
-    parser.add_argument("--metrics", help="only these measures (names as in the table)")
+    parser.add_argument(
+        "--metrics",
+        help="only these measures: names as in the table, each at all its cut-offs, "
+        "or name@k at k only (nfairr,awrf@10)",
+    )
     parser.add_argument("--test", choices=TESTS, default="randomisation")
     for flag, text in (
         ("--permutations", "random sign flips beyond 16 queries (default 10000; randomisation)"),
@@ -101,7 +105,7 @@ def _summary(table) -> str:
 def run_compare(args) -> int:
     from rankbias.analysis.compare import compare, forest_plot, read_scores
     from rankbias.errors import InputError
-    from rankbias.metrics.measures import split_measure_list
+    from rankbias.metrics.measures import split_cutoff, split_measure_list
     from rankbias.outputs import check_output, write_table
 
     if args.permutations is not None and args.test != "randomisation":
@@ -115,6 +119,7 @@ def run_compare(args) -> int:
         plot = check_output(args.plot, inputs=[args.scores], option="--plot", table=False)
     try:
         metrics = split_measure_list(args.metrics) if args.metrics is not None else None
+        [split_cutoff(m) for m in metrics or []]  # a bad @k, before the table is read
     except ValueError as exc:
         raise InputError(f"--metrics: {exc}") from None
     scores = read_scores(args.scores)
