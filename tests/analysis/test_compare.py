@@ -209,13 +209,21 @@ def test_metrics_selects_a_measure_at_all_its_cut_offs_or_at_one():
     """``nfairr@10`` was 'not in the scores' although compare prints its rows under that label;
     a measure without a cut-off (NA) is kept apart from every ``@k``."""
     values = {"a": [0.1, 0.2, 0.3], "b": [0.2, 0.2, 0.2]}
-    scores = pd.concat([tidy(values, "nfairr", 5), tidy(values, "nfairr", 10),
-                        tidy(values, "awrf", 10), tidy(values, "ap", None)])  # fmt: skip
+    scores = pd.concat(
+        [
+            tidy(values, "nfairr", 5),
+            tidy(values, "nfairr", 10),
+            tidy(values, "awrf", 10),
+            tidy(values, "ap", None),
+            tidy(values, "P@10", None),
+        ]
+    )  # fmt: skip (a name with '@' of its own)
     chosen = {
         "nfairr@10": [("nfairr", 10)],
         "nfairr": [("nfairr", 5), ("nfairr", 10)],
         "nfairr@5,awrf@10": [("nfairr", 5), ("awrf", 10)],
         "ap": [("ap", None)],
+        "P@10": [("P@10", None)],
     }
     for text, expected in chosen.items():
         table = compare(scores, metrics=text.split(","), permutations=10, bootstrap=10)
@@ -225,7 +233,8 @@ def test_metrics_selects_a_measure_at_all_its_cut_offs_or_at_one():
     with pytest.raises(InputError) as info:
         compare(scores, metrics=["nfairr@20", "awrf@10", "ap@10"])
     assert str(info.value) == (
-        "metric(s) ap@10, nfairr@20 not in the scores; expected ap, awrf, nfairr (name@k: at the "
+        "metric(s) ap@10, nfairr@20 not in the scores; expected P@10, ap, awrf, nfairr (name@k: at "
+        "the "
         "cut-off k only)"
     )
 

@@ -265,10 +265,10 @@ def compare(
     expect_fraction(confidence, "confidence")
     expect_fraction(alpha, "alpha")
     frame = check_scores(scores)
-    if metrics is not None:  # a name at all its cut-offs, or name@k at one
+    if metrics is not None:  # a name at all its cut-offs, name@k at one, or 'P@10' as a name
         wanted = [(m, *split_cutoff(m)) for m in metrics]
-        keep = {m: (frame["metric"] == name) & (frame["cutoff"] == k if k else True)
-                for m, name, k in wanted}  # fmt: skip
+        keep = {m: ((frame["metric"] == name) & (frame["cutoff"] == k if k else True))
+                | (frame["metric"] == m) for m, name, k in wanted}  # fmt: skip
         if unknown := sorted(m for m, rows in keep.items() if not rows.any()):
             known = ", ".join(sorted(set(frame["metric"])))
             raise InputError(
