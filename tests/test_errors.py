@@ -36,6 +36,7 @@ from rankbias.data.catalog import select
 from rankbias.data.fetch import fetch
 from rankbias.effectiveness import effectiveness, split_measure
 from rankbias.errors import InputError, expect_count, expect_flag, expect_items
+from rankbias.inputs import read_bytes
 from rankbias.lexicon import default_lexicon, subsample
 from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
 from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
@@ -365,6 +366,8 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "read first: rankbias.runs.read_qrels, rankbias.annotations.read_polarisation)"),
         (lambda: plan_measures(["awrf@5"], [5], ["awrf@5", "AWRF@5"]), ValueError,
          "spellings: found 2; expected one per measure (1)"),
+        (lambda: read_bytes(__file__, "run file", check="strict"), TypeError,
+         "check: expected a function of bytes or None, found 'strict'"),
         (lambda: plan_measures(["awrf@5", "rnd@5"], [5], ["awrf@5"]), ValueError,
          "spellings: found 1; expected one per measure (2)"),
         (lambda: plan_measures(["awrf@5"], [5], "awrf@5"), TypeError,

@@ -206,6 +206,8 @@ def read_bytes(source: Source, what: str = "file", check=None) -> bytes:
     longer than :data:`MAX_LINE_BYTES` there (``/dev/zero``) is an error, not all the memory.
     ``check`` (a reader's line parser) is called on the complete lines of the first 64 KiB of
     a pipe or device, so that an endless one of bad lines (``/dev/urandom``) ends there."""
+    if check is not None and not callable(check):
+        raise TypeError(f"check: expected a function of bytes or None, found {check!r:.40}")
     name = source_name(source)
     if _is_path(source):
         with _open_raw(name, what) as raw:
