@@ -86,6 +86,44 @@ def test_min_max_normalisation_against_every_ordering(measure, step, discount):
                     assert function(list(ordering), **options) == pytest.approx(raw / high)
 
 
+@pytest.mark.parametrize(("measure", "smoothing"), [("rnd", None), ("rkl", "none"),
+                                                   ("rkl", "fairrank")])  # fmt: skip
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_the_fairest_and_most_unfair_orderings_score_exactly_0_and_1(measure, smoothing, step):
+    """The exact DP bounds and the direct sum add in other orders: on n = 4, P = 2 the fairest
+    ordering's raw value lies 1.1e-16 above the DP's minimum.  Within a relative 1e-12 of a bound
+    the value is exactly 0 or 1 (the docstring's promise), and where every ordering ties up to
+    that round-off (n = 4, P = 2, step 3: 2.8e-17 apart) min–max is undefined."""
+    function = rnd if smoothing is None else lambda o, **k: rkl(o, kl_smoothing=smoothing, **k)
+    for n in range(2, 8):
+        for protected in range(1, n):
+            values = {
+                o: (
+                    function(list(o), step=step),
+                    function(list(o), step=step, normalisation="min_max"),
+                )
+                for o in orderings(n, protected)
+            }
+            for scores in zip(*values.values(), strict=True):  # max, then min–max
+                if all(map(math.isnan, scores)):
+                    continue  # no cut point, or every ordering ties: undefined for all
+                assert not any(map(math.isnan, scores))
+                assert min(scores) >= 0.0 and max(scores) == 1.0
+            fair = [v for _, v in values.values() if not math.isnan(v)]
+            assert not fair or min(fair) == 0.0
+            if smoothing == "fairrank" or not fair:
+                continue
+            raws = {o: brute_raw(o, measure, step) for o in values}
+            low, high = min(raws.values()), max(raws.values())
+            for ordering, raw in raws.items():  # every ordering at a bound, not only one
+                if raw - low <= 1e-12:
+                    assert values[ordering][1] == 0.0
+                if high - raw <= 1e-12:
+                    assert values[ordering] == (1.0, 1.0)
+    tie = [function(list(o), step=3, normalisation="min_max") for o in orderings(4, 2)]
+    assert step != 3 or all(map(math.isnan, tie))
+
+
 def test_the_normalisation_is_checked():
     with pytest.raises(ValueError, match="normalisation: expected 'max' or 'min_max'"):
         rnd([0, 1], normalisation="minmax")
