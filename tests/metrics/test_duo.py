@@ -325,6 +325,48 @@ def test_bad_input_is_rejected_with_a_clear_message():
         dcv_bounds([1.0, 2.0, 3.0], algorithm="rearrangement")
 
 
+@pytest.mark.parametrize("variance", ["prefix", "global"])
+def test_every_ordering_at_a_bound_scores_exactly_1_or_0(variance):
+    """The DP's bounds and the direct DCV add in other orders (here 2.2e-16 and 2.8e-17 apart);
+    within a relative 1e-12 of a bound Duo is exactly 1 (the least varied) or 0."""
+    sets = [
+        [-0.46, -0.918, -0.967, 0.627, 0.826, 0.213],
+        [0.459, 0.087, 0.87, 0.632, -0.995],
+        [0.083, -0.401, -0.155, -0.943, -0.751, 0.341],
+    ]
+    for scores in map(np.array, sets):
+        low, high = dcv_bounds(scores, variance=variance)
+        ends = 0
+        for order in itertools.permutations(range(scores.size)):
+            ordered = scores[list(order)]
+            value = dcv(ordered, variance=variance)
+            if value - low <= 1e-12 * high:
+                assert duo(ordered, variance=variance) == 1.0
+                ends += 1
+            elif high - value <= 1e-12 * high:
+                assert duo(ordered, variance=variance) == 0.0
+                ends += 1
+            else:
+                assert 0.0 < duo(ordered, variance=variance) < 1.0
+        assert ends >= 2
+
+
+def test_the_subset_dp_takes_max_exact_n_scores_and_names_its_cost_beyond(monkeypatch):
+    import rankbias.metrics.duo as module
+
+    with pytest.raises(ValueError) as info:
+        dcv_bounds(np.arange(25.0))
+    assert str(info.value) == (
+        f"exact Duo bounds with variance='prefix': expected at most {MAX_EXACT_N} scores, found "
+        "25; the subset DP would need about 1.0 GiB and O(n·2^n) = 8.39e+08 steps.  Use "
+        "variance='global' (exact for any n) or duo_sampled() for an estimate."
+    )
+    monkeypatch.setattr(module, "MAX_EXACT_N", 4)  # the limit itself is exact: 4 scores go
+    assert dcv_bounds(np.arange(4.0)) == dcv_bounds(np.arange(4.0), variance="prefix")
+    with pytest.raises(ValueError, match="expected at most 4 scores, found 5; .* about 0.0 GiB"):
+        dcv_bounds(np.arange(5.0))
+
+
 def test_global_variance_is_exact_beyond_the_subset_dp_limit():
     scores = np.linspace(-1.0, 2.0, 40) ** 3
     low, high = dcv_bounds(scores, variance="global")
