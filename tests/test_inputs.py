@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import random
 import re
 import subprocess
 import sys
@@ -129,7 +130,7 @@ def test_opening_errors(tmp_path, reader):
     fake.write_bytes(b"plain text\n")
     cases.append((fake, "the name ends in '.gz' but the content is not gzip-compressed"))
     cut = tmp_path / "cut.gz"
-    cut.write_bytes(gzip.compress(os.urandom(5000), mtime=0)[:-100])
+    cut.write_bytes(gzip.compress(random.Random(5).randbytes(5000), mtime=0)[:-100])
     cases.append((cut, "the gzip data ends before its end marker"))
     corrupt = tmp_path / "corrupt.gz"
     data = bytearray(gzip.compress(b"hello world\n" * 100, mtime=0))
@@ -205,7 +206,9 @@ def test_a_long_run_through_a_fifo_is_read_whole_after_its_head_is_checked(tmp_p
 
     fifo = tmp_path / "bm25.run"
     os.mkfifo(fifo)
-    lines = [f"q{i // 100} Q0 {os.urandom(12).hex()} {i % 100 + 1} {-i} x\n" for i in range(8000)]
+    rng = random.Random(8000)
+    docids = [rng.randbytes(12).hex() for _ in range(8000)]
+    lines = [f"q{i // 100} Q0 {docid} {i % 100 + 1} {-i} x\n" for i, docid in enumerate(docids)]
     payload = "".join(lines).encode()
     data = gzip.compress(payload, mtime=0) if gzipped else payload
     assert len(data) > 2 << 16  # more than the head
@@ -360,9 +363,10 @@ def test_an_endless_pipe_of_bad_lines_ends_at_its_first_bad_line(reader, line, m
     with pytest.raises(InputError, match=re.escape(message)):
         getattr(runs, reader)(source)
     assert source.given < 4 << 20  # the check ran on the first block, not at the end
-    for device in ["/dev/urandom"]:
-        with pytest.raises(InputError, match=f"{device}:1: byte 0x.. at column [0-9]+ is not"):
-            getattr(runs, reader)(device)
+    # A device of random bytes is refused at its first line, for whatever its first line holds:
+    # most often a byte that is not UTF-8, a blank line when the first byte is a line end.
+    with pytest.raises(InputError, match="^/dev/urandom:1: "):
+        getattr(runs, reader)("/dev/urandom")
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
