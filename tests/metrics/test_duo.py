@@ -333,6 +333,7 @@ def test_every_ordering_at_a_bound_scores_exactly_1_or_0(variance):
         [-0.46, -0.918, -0.967, 0.627, 0.826, 0.213],
         [0.459, 0.087, 0.87, 0.632, -0.995],
         [0.083, -0.401, -0.155, -0.943, -0.751, 0.341],
+        [-1.071, -1.143, 0.049, 0.191, 0.724, -2.167],  # global: 2.2e-16 off its minimum
     ]
     for scores in map(np.array, sets):
         low, high = dcv_bounds(scores, variance=variance)
