@@ -181,6 +181,13 @@ def test_shapley_contributions_add_up_from_the_neutral_list_exactly_or_sampled(m
             table["value"].iloc[0]
         )
     assert sampled["baseline"].iloc[0] == exact["baseline"].iloc[0] != exact["value"].iloc[0]
+    # one order: its marginal gains add up all the same, from the same all-neutral list
+    once = explain(run, stats, ["q"], ["texfair@4"], permutations=1, seed=4)
+    assert once["kind"].iloc[0] == "shapley (mean of 1 order)"
+    assert once["baseline"].iloc[0] == exact["baseline"].iloc[0]
+    assert once["contribution"].sum() + once["baseline"].iloc[0] == pytest.approx(
+        once["value"].iloc[0]
+    )
     np.testing.assert_allclose(sampled["contribution"], exact["contribution"], atol=0.02)
     # TExFAIR's exposure M_g(d) / |d| · discount, a one-token document ("he") included
     weights = 1 / np.log2(np.arange(2, 6))

@@ -114,7 +114,8 @@ def _shapley(docids, request, stats, permutations, rng) -> tuple[np.ndarray, flo
     phi = np.zeros(n)
     for p, order in enumerate(orders):
         phi[order] += np.diff(worth[p])
-    return phi / permutations, float(worth[0, 0]), f"shapley (mean of {permutations} orders)"
+    described = f"{permutations} orders" if permutations > 1 else "1 order"
+    return phi / permutations, float(worth[0, 0]), f"shapley (mean of {described})"
 
 
 def _check_inputs(run, stats) -> None:
