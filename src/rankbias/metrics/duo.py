@@ -134,7 +134,7 @@ def dcv(
     return float(_dcv_rows(array[None, :], weights, variance, float(array.mean()))[0])
 
 
-def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, record_choices=False):
+def _subset_dp(array: np.ndarray, weights: np.ndarray, variance: str, *, record_choices: bool):
     """``(min, max, choice_min, choice_max)`` of DCV by DP over subsets; the choice tables (the
     document placed last in the best ordering of each set) only with ``record_choices``."""
     n = array.size
@@ -227,7 +227,7 @@ def dcv_bounds(
         mean = float(array.mean())
         values = _dcv_rows(np.stack([array[order_min], array[order_max]]), weights, "global", mean)
         return float(values[0]), float(values[1])
-    low, high, _, _ = _subset_dp(array, weights, variance)
+    low, high, _, _ = _subset_dp(array, weights, variance, record_choices=False)
     return low, high
 
 
