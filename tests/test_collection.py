@@ -502,6 +502,37 @@ def test_workers_is_the_number_of_counting_threads(tmp_path, monkeypatch, worker
         assert pools == expected
 
 
+@pytest.mark.parametrize("kind", ["plain", "with a byte-order mark", "gzip"])
+def test_a_regular_file_is_counted_from_byte_ranges_read_on_the_threads(
+    tmp_path, monkeypatch, kind
+):
+    """The counting threads read their own line-aligned ranges of a regular uncompressed file
+    (``os.pread``: what lets counting scale with cores); gzip data and pipes are read as one
+    stream, cut into blocks as they arrive.  The statistics are the same either way."""
+    import rankbias.collection as module
+
+    ranges, streams = [], []
+    read = module.read_range
+    monkeypatch.setattr(module, "read_range", lambda *a: ranges.append(a[1:3]) or read(*a))
+    stream = module.stream_blocks
+    monkeypatch.setattr(module, "stream_blocks", lambda *a: streams.append(a[1]) or stream(*a))
+    text = "".join(f"d{i}\tshe said {i} to him\n" for i in range(300)).encode()
+    data = {"plain": text, "with a byte-order mark": b"\xef\xbb\xbf" + text}.get(kind)
+    path = tmp_path / "c.tsv"
+    path.write_bytes(gzip.compress(text, mtime=0) if data is None else data)
+    stats = read_collection_stats(path, LEX, workers=2, block_bytes=1000)
+    assert stats.docids.tolist() == [f"d{i}" for i in range(300)]
+    assert stats.group_counts.sum(axis=0).tolist() == [300, 300]
+    if data is None:
+        assert ranges == [] and streams == [str(path)]
+    else:
+        start = len(data) - len(text)
+        cuts = sorted(ranges)  # several, end to end, from the first line to the file's end
+        assert streams == [] and len(cuts) >= len(text) // 1000
+        assert cuts[0][0] == start and cuts[-1][1] == len(data)
+        assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+
+
 @pytest.mark.parametrize("block_bytes", [1, 1 << 20], ids=["a block per document", "one block"])
 def test_pairs_are_refused_by_position_and_byte_offset(block_bytes):
     def read(*pairs, terms=False):
