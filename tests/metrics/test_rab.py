@@ -33,8 +33,10 @@ def test_magnitude_variants_by_hand():
     np.testing.assert_allclose(document_magnitudes(counts, "bool"), [[0, 1], [1, 0], [1, 1]])
     log_sums = np.array([[0.0, 1.5], [0.2, 0.0], [0.0, 0.0]])
     np.testing.assert_allclose(document_magnitudes(counts, "tf_paper", log_sums), log_sums)
-    with pytest.raises(ValueError, match="per-term"):
+    with pytest.raises(ValueError) as info:
         document_magnitudes(counts, "tf_paper")
+    assert str(info.value) == "the tf_paper magnitude needs per-term counts (log_tf_sums)"
+    np.testing.assert_array_equal(document_magnitudes(counts), counts)  # tc by default
     with pytest.raises(ValueError, match="unknown magnitude"):
         document_magnitudes(counts, "idf")
 
@@ -135,6 +137,11 @@ def test_list_lengths_beyond_the_matrix_width_are_refused():
         (
             lambda: document_magnitudes(np.ones((2, 2)), "tf_paper", np.ones((2, 3))),
             "log_tf_sums: expected the shape",
+        ),
+        (
+            lambda: document_magnitudes(np.ones((2, 2)), "tf_paper", [[0.0, -0.5], [0.0, 0.0]]),
+            "log_tf_sums: found -0.5 at index (0, 1) (1 such value(s)); expected finite, "
+            "non-negative numbers",
         ),
     ],
 )
