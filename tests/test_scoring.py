@@ -97,6 +97,22 @@ def test_background_run_and_group_parts():
         score_runs(run, stats_of(TEXTS), ["nfairr(background=run)"], [2])
 
 
+def test_the_group_labels_are_the_measures_own():
+    """rab(female=m,male=f) reads the word list's groups the other way round: RaB and ARaB
+    change sign and the female part is the male magnitudes; groups are looked up by label."""
+    run, stats = make_run({"q1": ["d1", "d2", "d4"]}), stats_of(TEXTS)
+    swap = "(female=m,male=f)"
+    frame = score_runs(
+        run, stats, ["rab", "arab", "rab_f", *(m + swap for m in ["rab", "arab", "rab_f"])], [1, 3]
+    )
+    # m − f by rank: 2, −2, 0 -> RaB@1 = 2, RaB@3 = 0; ARaB@3 = (2 + 0 + 0)/3
+    for k, rab, arab, female, male in [(1, 2.0, 2.0, 0.0, 2.0), (3, 0.0, 2 / 3, 1.0, 1.0)]:
+        assert value(frame, "rab_tc", k) == rab and value(frame, f"rab_tc{swap}", k) == -rab
+        assert value(frame, "arab_tc", k) == pytest.approx(arab)
+        assert value(frame, f"arab_tc{swap}", k) == pytest.approx(-arab)
+        assert value(frame, "rab_tc_f", k) == female and value(frame, f"rab_tc_f{swap}", k) == male
+
+
 def test_tf_paper_variant_needs_per_term_counts():
     texts = {"a": "he he he him she", "b": "her"}
     run = make_run({"q1": ["a", "b"]})
