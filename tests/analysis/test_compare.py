@@ -405,3 +405,52 @@ def test_a_p_value_equal_to_alpha_is_significant_as_statsmodels_rejects():
     assert table.loc[0, "p_value"] == 0.5 and bool(table.loc[0, "significant"])
     assert multipletests([0.5], alpha=0.5, method="holm")[0][0]
     assert not compare(tidy({"a": [0.6, 0.7], "b": [0.5, 0.6]}), alpha=0.49).loc[0, "significant"]
+
+
+def test_the_monte_carlo_p_value_is_1_plus_hits_over_1_plus_draws_in_every_block():
+    """Degenerate differences fix the number of hits whatever the draws: none when every
+    difference is 1 (only the two all-equal sign patterns of 2^30 reach the mean), every draw
+    when all are 0.  100,000 draws of 30 signs take two blocks (at most 2,000,000 signs each)."""
+    ones, zeros = np.ones(30), np.zeros(30)
+    assert sign_flip_test(ones) == (1 / 10_001, False)  # 10,000 draws by default
+    assert sign_flip_test(ones, 100_000) == (1 / 100_001, False)
+    assert sign_flip_test(zeros, 100_000) == (1.0, False)
+    assert sign_flip_test(zeros, 7) == (1.0, False)
+    # 16 queries are enumerated (2^16 patterns), 17 drawn
+    assert sign_flip_test(np.ones(16)) == (2 / 2**16, True)
+    assert sign_flip_test(np.ones(17))[1] is False
+
+
+def test_the_monte_carlo_draws_come_from_the_generator_given_or_seed_0():
+    d = np.random.default_rng(9).normal(0.1, 1.0, 30)
+    default = sign_flip_test(d, 2_000)
+    assert default == sign_flip_test(d, 2_000) == sign_flip_test(d, 2_000, np.random.default_rng(0))
+    others = {sign_flip_test(d, 2_000, np.random.default_rng(s))[0] for s in (1, 2, 3)}
+    assert default[0] not in others and len(others) > 1
+    # compare's seed reaches the test and the bootstrap
+    table = tidy({"a": d, "b": np.zeros(30)})
+    one, two = (compare(table, permutations=2_000, bootstrap=2_000, seed=s).iloc[0] for s in (1, 2))
+    assert one["p_value"] != two["p_value"] and one["ci_low"] != two["ci_low"]
+
+
+def test_identical_runs_have_p_1_under_each_test_named_as_usual():
+    table = tidy({"a": [0.2, 0.5, 0.7], "b": [0.2, 0.5, 0.7]})
+    for test, name in [("randomisation", "randomisation (exact)"), ("t", "paired t"),
+                       ("wilcoxon", "wilcoxon")]:  # fmt: skip
+        row = compare(table, test=test).iloc[0]
+        assert (row["p_value"], row["test"], row["diff"]) == (1.0, name, 0.0)
+
+
+def test_the_bootstrap_interval_is_the_percentile_interval_at_the_confidence_asked():
+    """On 400 queries the bootstrap distribution of the mean is close to normal: the 95% and
+    80% intervals are the mean ± 1.96 and ± 1.28 standard errors within 4%."""
+    d = np.random.default_rng(4).normal(0.05, 1.0, 400)
+    se = np.std(d, ddof=0) / np.sqrt(len(d))
+    for confidence, z in [(0.95, 1.959964), (0.80, 1.281552)]:
+        row = compare(tidy({"a": d, "b": np.zeros(400)}), confidence=confidence,
+                      bootstrap=20_000, seed=3).iloc[0]  # fmt: skip
+        assert row["ci_low"] == pytest.approx(d.mean() - z * se, abs=0.04 * z * se)
+        assert row["ci_high"] == pytest.approx(d.mean() + z * se, abs=0.04 * z * se)
+    # every query can be drawn: one difference of 10 among 19 of 0 reaches the upper bound
+    row = compare(tidy({"a": [10.0] + [0.0] * 19, "b": [0.0] * 20}), seed=0).iloc[0]
+    assert row["ci_low"] == 0.0 and row["ci_high"] >= 1.0
