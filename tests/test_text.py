@@ -81,6 +81,9 @@ def test_document_stats_by_hand():
     assert stats.rows_of_each([]) == []
     arrow = stats.rows_of_each([pa.array(["b", "q"]), np.array(["c"], dtype=object)])
     assert [r.tolist() for r in arrow] == [[1, -1], [2]]
+    with pytest.raises(TypeError) as info:
+        stats.rows_of_each("ab")  # one run's docids, not a list of runs
+    assert str(info.value) == "lists: expected docid arrays, one per run, found str 'ab'"
     with pytest.raises(ValueError, match="^nothing to concatenate$"):
         DocStats.concat([])
 
