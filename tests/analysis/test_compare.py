@@ -454,3 +454,19 @@ def test_the_bootstrap_interval_is_the_percentile_interval_at_the_confidence_ask
     # every query can be drawn: one difference of 10 among 19 of 0 reaches the upper bound
     row = compare(tidy({"a": [10.0] + [0.0] * 19, "b": [0.0] * 20}), seed=0).iloc[0]
     assert row["ci_low"] == 0.0 and row["ci_high"] >= 1.0
+
+
+def test_the_fairer_run_of_a_pair_follows_the_sign_and_the_runs_are_named_in_refusals():
+    table = tidy({"less_fair": [0.1, 0.2, 0.3], "fair": [0.4, 0.5, 0.7]})  # a − b < 0
+    row = compare(table).iloc[0]
+    assert (row["run_a"], row["run_b"], row["fairer"]) == ("less_fair", "fair", "fair")
+    assert compare(tidy({"a": [0.4, 0.5], "b": [0.1, 0.2]}, "rnd")).iloc[0]["fairer"] == "b"
+    assert compare(tidy({"a": [0.1, 0.2], "b": [0.4, 0.5]}, "rnd")).iloc[0]["fairer"] == "a"
+    with pytest.raises(InputError) as info:
+        compare(tidy({"only": [0.1, 0.2]}))
+    assert str(info.value) == (
+        "the scores hold 1 run(s) (only); expected two or more runs to compare"
+    )
+    with pytest.raises(InputError) as info:
+        compare(tidy({"r": [0.1], "s": [0.2]}), baseline="t")
+    assert str(info.value) == "baseline 't' is not a run of the scores; expected one of r, s"
