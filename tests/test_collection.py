@@ -11,6 +11,7 @@ import contextlib
 import errno
 import gzip
 import io
+import itertools
 import os
 import pickle
 import re
@@ -530,7 +531,7 @@ def test_a_regular_file_is_counted_from_byte_ranges_read_on_the_threads(
         cuts = sorted(ranges)  # several, end to end, from the first line to the file's end
         assert streams == [] and len(cuts) >= len(text) // 1000
         assert cuts[0][0] == start and cuts[-1][1] == len(data)
-        assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(cuts))
 
 
 @pytest.mark.parametrize("block_bytes", [1, 1 << 20], ids=["a block per document", "one block"])

@@ -363,7 +363,9 @@ def test_the_subset_dp_takes_max_exact_n_scores_and_names_its_cost_beyond(monkey
         "variance='global' (exact for any n) or duo_sampled() for an estimate."
     )
     monkeypatch.setattr(module, "MAX_EXACT_N", 4)  # the limit itself is exact: 4 scores go
-    assert dcv_bounds(np.arange(4.0)) == dcv_bounds(np.arange(4.0), variance="prefix")
+    scores = np.array([0.3, -1.2, 0.8, 2.0])
+    each = [dcv(scores[list(order)]) for order in itertools.permutations(range(4))]
+    np.testing.assert_allclose(dcv_bounds(scores), (min(each), max(each)), rtol=1e-12)
     with pytest.raises(ValueError, match="expected at most 4 scores, found 5; .* about 0.0 GiB"):
         dcv_bounds(np.arange(5.0))
 
