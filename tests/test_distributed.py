@@ -382,12 +382,16 @@ def test_a_closed_port_or_a_server_of_another_protocol_is_named_at_once(tmp_path
 
 
 def test_a_scheduler_without_workers_fails_within_the_worker_wait(tmp_path):
-    with distributed.LocalCluster(n_workers=0, dashboard_address=None) as empty:
+    """A `dask scheduler` of its own, no worker: only the command is timed.  (The scheduler
+    runs in a process of its own, started and awaited before the clock starts: an in-process
+    LocalCluster gives its IO-loop thread a fixed 10 s to start, which a loaded machine once
+    missed.)"""
+    with hand_started_cluster(tmp_path, workers=0) as (address, _, _):
         started = time.monotonic()
         done = subprocess.run(
             [str(BIN / "rankbias"), "stats", "--collection", str(generated_collection(
                 tmp_path / "c.tsv", 10)), "--terms", "default", "--engine", "dask",
-             "--scheduler", empty.scheduler_address, "--worker-wait", "2",
+             "--scheduler", address, "--worker-wait", "2",
              "--out", str(tmp_path / "o.csv")],
             env=child_env(), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
@@ -403,15 +407,14 @@ def test_a_worker_that_cannot_import_the_package_is_named_at_once(tmp_path):
     fake = tmp_path / "elsewhere" / "rankbias"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text('raise ImportError("a broken rankbias")\n')
-    with distributed.LocalCluster(n_workers=0, dashboard_address=None) as cluster:
-        address = cluster.scheduler_address
+    with hand_started_cluster(tmp_path, workers=0) as (address, _, _):
         env = {**child_env(), "PYTHONPATH": str(tmp_path / "elsewhere")}
         worker = subprocess.Popen(
             [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--no-dashboard"],
             env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            with distributed.Client(cluster) as probe:
+            with distributed.Client(address, timeout=60) as probe:
                 probe.wait_for_workers(1, timeout=60)
             started = time.monotonic()
             done = subprocess.run(
@@ -926,10 +929,23 @@ def test_commands_on_a_scheduler_with_two_workers(tmp_path, scheduler_address):
     assert outputs[1].read_bytes() == outputs[0].read_bytes()
 
 
+def listening(port: int, within: float = 120.0) -> None:
+    """Wait until something accepts connections on 127.0.0.1:PORT."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on port {port}"
+            time.sleep(0.1)
+
+
 @contextlib.contextmanager
-def hand_started_cluster(tmp_path, *worker_options):
-    """A `dask scheduler` and one `dask worker` (with ``worker_options``) as processes of
-    their own: ``(address, scheduler, worker)``; both are killed at the end if still alive."""
+def hand_started_cluster(tmp_path, *worker_options, workers: int = 1):
+    """A `dask scheduler`, listening when this yields, and ``workers`` (0 or 1) `dask worker`
+    (with ``worker_options``) as processes of their own: ``(address, scheduler, worker)``;
+    both are killed at the end if still alive."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = str(BIN / "dask")
@@ -940,12 +956,14 @@ def hand_started_cluster(tmp_path, *worker_options):
     )  # fmt: skip
     worker = None
     try:
-        time.sleep(1.0)
-        worker = subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", *worker_options, "--host", "127.0.0.1",
-             "--no-dashboard", "--local-directory", str(tmp_path / "w")],
-            env=child_env(), **quiet,
-        )  # fmt: skip
+        listening(port)
+        if workers:
+            worker = subprocess.Popen(
+                [dask, "worker", address, "--nthreads", "1", *worker_options,
+                 "--host", "127.0.0.1", "--no-dashboard",
+                 "--local-directory", str(tmp_path / "w")],
+                env=child_env(), **quiet,
+            )  # fmt: skip
         yield address, scheduler, worker
     finally:
         for process in (worker, scheduler):
