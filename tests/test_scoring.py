@@ -113,6 +113,19 @@ def test_the_group_labels_are_the_measures_own():
         assert value(frame, "rab_tc_f", k) == female and value(frame, f"rab_tc_f{swap}", k) == male
 
 
+def test_awrf_through_the_scorer_reads_its_own_targets():
+    """awrf(targets=…) is scored against those targets, not the uniform default: d1 is all
+    male, d2 all female, so the exposure at 2 is (f, m) = (v2, 1) / (1 + v2)."""
+    run, stats = make_run({"q1": ["d1", "d2", "d4"]}), stats_of(TEXTS)
+    assert stats.groups == ("f", "m")
+    frame = score_runs(run, stats, ["awrf", "awrf(targets=(0.25,0.75))"], [2])
+    female, male = V2 / (1 + V2), 1 / (1 + V2)
+    assert value(frame, "awrf", 2) == pytest.approx(abs(female - 0.5) + abs(male - 0.5))
+    assert value(frame, "awrf(targets=(0.25,0.75))", 2) == pytest.approx(
+        abs(female - 0.25) + abs(male - 0.75)
+    )
+
+
 def test_tf_paper_variant_needs_per_term_counts():
     texts = {"a": "he he he him she", "b": "her"}
     run = make_run({"q1": ["a", "b"]})
@@ -145,13 +158,18 @@ def test_missing_documents_error_and_neutral_option():
     )
     assert "x1, x2" in message
     assert "missing='neutral'" in message
-    frame = score_runs(run, stats_of(TEXTS), ["fairr", "rbdf", "rab_tc"], [3], missing="neutral")
+    measures = ["fairr", "rbdf", "rab_tc", "rab_tc_m", "rab_tc_f"]
+    frame = score_runs(run, stats_of(TEXTS), measures, [3], missing="neutral")
     assert frame.attrs["missing_documents"] == {"run": 3}
     # q1: d1 ω = 0, x1 and x2 count as neutral -> FaiRR@3 = v2 + 0.5
     assert value(frame, "fairr", 3) == pytest.approx(V2 + 0.5)
     # they carry no group terms: RBDF@3 = 1/(1 + v2 + 0.5); RaB@3 = 2/3
     assert value(frame, "rbdf", 3) == pytest.approx(1 / (1 + V2 + 0.5))
     assert value(frame, "rab_tc", 3) == pytest.approx(2 / 3)
+    # and no magnitude of either group: the male part of q1 is 2/3, the female part of q2
+    # (x1, then d2 with two female terms; a list of 2 read at 3) is 1
+    assert value(frame, "rab_tc_m", 3) == pytest.approx(2 / 3)
+    assert value(frame, "rab_tc_f", 3, qid="q2") == pytest.approx(1.0)
 
 
 def test_empty_queries_are_reported():

@@ -35,7 +35,7 @@ def gender_lean(female, male, list_lengths, cutoffs, margin=0.0):
         return at_cutoffs(np.cumsum(votes, axis=1), depth) / depth
 
 
-def _kernel(inputs, cutoffs, margin=0.0):
+def _kernel(inputs, cutoffs, margin):
     counts, _ = inputs.ranked_group_counts()
     female = counts[:, :, inputs.group_column("f")]
     male = counts[:, :, inputs.group_column("m")]

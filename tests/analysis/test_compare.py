@@ -1,6 +1,9 @@
 """Paired comparisons of systems (rankbias.analysis.compare), on generated score tables with
 known differences, against scipy's and statsmodels' own implementations."""
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import PIL.Image
@@ -470,3 +473,29 @@ def test_the_fairer_run_of_a_pair_follows_the_sign_and_the_runs_are_named_in_ref
     with pytest.raises(InputError) as info:
         compare(tidy({"r": [0.1], "s": [0.2]}), baseline="t")
     assert str(info.value) == "baseline 't' is not a run of the scores; expected one of r, s"
+
+
+def test_sign_patterns_that_tie_in_exact_arithmetic_tie_at_any_scale():
+    """Differences 1.1e5, 2.2e5, −3.3e5 and 3e5 (1.1 × 1e5 rounds up by an ulp): flipping the
+    first three gives the observed mean again in exact arithmetic and misses it by about
+    1e-11 in floating point, inside the tolerance, which scales with the largest difference.
+    The p-value is the one counted over the 16 patterns in rational arithmetic."""
+    exact = [Fraction(11, 10), Fraction(22, 10), Fraction(-33, 10), Fraction(3)]
+    observed = abs(sum(exact))
+    patterns = itertools.product((1, -1), repeat=len(exact))
+    hits = sum(abs(sum(s * x for s, x in zip(signs, exact, strict=True))) >= observed
+               for signs in patterns)  # fmt: skip
+    assert hits == 12
+    assert sign_flip_test(np.array([1.1, 2.2, -3.3, 3.0]) * 1e5) == (hits / 16, True)
+
+
+def test_the_defaults_are_10000_resamples_and_seed_0_and_one_resample_is_one_mean():
+    d = np.random.default_rng(5).normal(0.1, 1.0, 30)
+    table = tidy({"a": d, "b": np.zeros(30)})
+    default = compare(table).iloc[0]
+    assert default.equals(compare(table, bootstrap=10_000, seed=0).iloc[0])
+    for other in ({"bootstrap": 9_999, "seed": 0}, {"bootstrap": 10_000, "seed": 1}):
+        assert compare(table, **other).iloc[0]["ci_low"] != default["ci_low"]
+    # every difference 0.25: each resample's mean is 0.25, even when there is one resample
+    row = compare(tidy({"a": [0.75] * 5, "b": [0.5] * 5}), bootstrap=1).iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == (0.25, 0.25)

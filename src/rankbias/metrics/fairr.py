@@ -161,14 +161,12 @@ def collection_ideal(stats, cutoffs, tau=1.0, strict=False, targets=None, backgr
     return ideal_fairr_collection(neutrality(stats.group_counts, tau, targets, strict), cutoffs)
 
 
-def _fairr_kernel(inputs, cutoffs, tau=1.0, strict=False, targets=None):
+def _fairr_kernel(inputs, cutoffs, tau, strict, targets):
     omega = _neutrality_of_collection(inputs, tau, strict, targets)
     return fairr_at_cutoffs(inputs.ranked(omega, 1.0), inputs.list_lengths, cutoffs)
 
 
-def _ifairr_kernel(
-    inputs, cutoffs, aggregate=None, tau=1.0, strict=False, targets=None, background="collection"
-):
+def _ifairr_kernel(inputs, cutoffs, aggregate, tau, strict, targets, background):
     if background == "collection":
         return np.broadcast_to(aggregate[None, :], (inputs.n_queries, len(cutoffs))).copy()
     omega = _neutrality_of_collection(inputs, tau, strict, targets)

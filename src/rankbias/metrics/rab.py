@@ -116,7 +116,7 @@ _REFERENCE = "rekabsaz2020neural; klasnja2022characteristics Eq. 1–3"
 _PARTS = {"": None, "_f": "female", "_m": "male"}
 
 
-def _rank_bias_kernel(inputs, cutoffs, magnitude="tc", female="f", male="m", *, key):
+def _rank_bias_kernel(inputs, cutoffs, magnitude, female, male, *, key):
     """The kernel of one output of :func:`rank_bias` (``rab``, ``arab_f``, …)."""
     cache_key = ("rank_bias", magnitude, female, male, tuple(cutoffs))
     if cache_key not in inputs.cache:

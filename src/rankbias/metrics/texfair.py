@@ -180,7 +180,7 @@ DISTANCE = Parameter(
 )
 
 
-def _family_kernel(inputs, cutoffs, targets=None, *, key):
+def _family_kernel(inputs, cutoffs, targets=None, *, key):  # rbdf takes no targets
     cache_key = ("term_exposure_family", targets, tuple(cutoffs))
     if cache_key not in inputs.cache:
         counts, doc_lengths = inputs.ranked_group_counts()
@@ -190,7 +190,7 @@ def _family_kernel(inputs, cutoffs, targets=None, *, key):
     return inputs.cache[cache_key][key]
 
 
-def _awrf_kernel(inputs, cutoffs, targets=None, distance="l1"):
+def _awrf_kernel(inputs, cutoffs, targets, distance):
     counts, _ = inputs.ranked_group_counts()
     return awrf(counts, inputs.list_lengths, cutoffs, targets, distance)
 
