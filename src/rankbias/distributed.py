@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rankbias.errors import InputError, expect_count, expect_flag
-from rankbias.inputs import BOM, GZIP_MAGIC, MAX_LINE_BYTES, file_identity, same_file
+from rankbias.inputs import BOM, GZIP_MAGIC, MAX_LINE_BYTES, file_identity
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
     import pandas as pd
@@ -289,6 +289,15 @@ class FileChangedError(OSError):
     """The collection is not the file it was when the command started."""
 
 
+def _unchanged(location: str, started: tuple | None) -> bool:
+    """Whether the collection is still the file it was (one removed, locally or at its URL,
+    is not)."""
+    try:
+        return identity(location) == started
+    except (InputError, OSError):
+        return False
+
+
 def _open_raw(location: str):
     """The file (not decompressed) as a binary, seekable handle."""
     if _is_url(location):
@@ -387,8 +396,9 @@ def count_byte_range(
     size = c.DEFAULT_BLOCK_BYTES
     blocks, n_lines = [], 0
     with _open_raw(location) as handle:
-        if expected is not None and not _is_url(location):
-            if file_identity(handle.fileno()) != expected:  # the file opened, not the path
+        if expected is not None:  # a local file: the file opened, not the path
+            url = _is_url(location)
+            if (identity(location) if url else file_identity(handle.fileno())) != expected:
                 raise FileChangedError(location)
         if end == -1:
             tasks = c.stream_blocks(handle, label, True, size, max_line_bytes)
@@ -462,7 +472,7 @@ def iter_blocks_on_dask(
         ) as results:
             for blocks in results:
                 yield from blocks
-        if not same_file(identity, location, started):  # before repeated docids are confirmed
+        if not _unchanged(location, started):  # before repeated docids are confirmed
             raise FileChangedError(location)
 
     def docid_at(lines):
@@ -470,13 +480,15 @@ def iter_blocks_on_dask(
 
     try:
         yield from checked_blocks(counted(), label, docid_at)
-    except OSError as exc:
-        if isinstance(exc, FileChangedError) or not same_file(identity, location, started):
+    except (OSError, InputError) as exc:  # a bad line may be a file changed under the reader
+        if isinstance(exc, FileChangedError) or not _unchanged(location, started):
             raise InputError(
                 f"{label}: the file changed while it was read (removed, replaced, rewritten or "
                 "truncated); nothing was written; expected a collection that stays unchanged "
                 "during the command"
             ) from None
+        if isinstance(exc, InputError):
+            raise
         raise InputError(
             f"{label}: a worker could not read the collection ({exc}); expected a path every "
             "worker can see (a shared file system) or an fsspec URL"
