@@ -272,27 +272,34 @@ def test_a_repeated_docid_is_found_with_any_line_end(tmp_path, capsys, on_cluste
     assert not out.exists()
 
 
+@pytest.mark.parametrize("as_url", [False, True], ids=["path", "url"])
+@pytest.mark.parametrize("after", ["first", "last"])
 @pytest.mark.parametrize("change", ["replaced", "removed"])
 def test_a_collection_replaced_while_it_is_read_is_refused(
-    tmp_path, capsys, on_cluster, small_partitions, monkeypatch, change
+    tmp_path, capsys, on_cluster, small_partitions, monkeypatch, change, after, as_url
 ):
     """Workers open the path once per partition: a file renamed over the collection between
     two partitions would mix the two files; it is refused, and nothing is written.  A file
-    removed meanwhile is the same fault, not a path the workers cannot see."""
+    removed meanwhile is the same fault, not a path the workers cannot see.  After the last
+    partition the file is checked once more (its docids may be read again for a repeated
+    one), and a URL, whose workers cannot check the file they opened, is checked by its size
+    and modification time."""
     path = generated_collection(tmp_path / "c.tsv", 2000)
     replacement = generated_collection(tmp_path / "new.tsv", 2000, seed=8)
     original = engine._ordered_results
 
-    def replace_after_the_first(*args, **kwargs):
-        for index, result in enumerate(original(*args, **kwargs)):
-            if index == 0:  # the first partition is counted: mv new.tsv c.tsv, or rm c.tsv
+    def replace_after(*args, **kwargs):
+        results = list(original(*args, **kwargs)) if after == "last" else None
+        for index, result in enumerate(results or original(*args, **kwargs)):
+            if index == (len(results) - 1 if results else 0):  # mv new.tsv c.tsv, or rm c.tsv
                 os.replace(replacement, path) if change == "replaced" else path.unlink()
             yield result
 
-    monkeypatch.setattr(engine, "_ordered_results", replace_after_the_first)
+    monkeypatch.setattr(engine, "_ordered_results", replace_after)
     out = tmp_path / "o.csv"
+    source = path.resolve().as_uri() if as_url else str(path)
     status, err = run_cli(
-        ["stats", "--collection", str(path), "--terms", "default", "--engine", "dask",
+        ["stats", "--collection", source, "--terms", "default", "--engine", "dask",
          "--out", str(out)], capsys,
     )  # fmt: skip
     assert status == 2 and "c.tsv: the file changed while it was read (removed, replaced" in err
@@ -400,13 +407,22 @@ def test_a_scheduler_without_workers_fails_within_the_worker_wait(tmp_path):
     assert "0 workers joined within 2 s" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_worker_that_cannot_import_the_package_is_named_at_once(tmp_path):
+@pytest.mark.parametrize(
+    ("package", "found"),
+    [
+        ('raise ImportError("a broken rankbias")\n', "ImportError: a broken rankbias"),
+        ('__version__ = "0.0.1"\n', "rankbias 0.0.1"),
+    ],
+)
+def test_a_worker_that_cannot_import_the_package_is_named_at_once(tmp_path, package, found):
     """A worker whose rankbias does not import died on its first task, and the command
     waited --worker-wait (30 s) for a replacement, then blamed a dead worker; every worker
-    of a cluster started elsewhere is now asked first."""
+    of a cluster started elsewhere is now asked first, and one with another version of the
+    package (whose tasks may compute otherwise) is named the same way."""
     fake = tmp_path / "elsewhere" / "rankbias"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text('raise ImportError("a broken rankbias")\n')
+    (fake / "__init__.py").write_text(package)
+    (fake / "distributed.py").write_text("")
     with hand_started_cluster(tmp_path, workers=0) as (address, _, _):
         env = {**child_env(), "PYTHONPATH": str(tmp_path / "elsewhere")}
         worker = subprocess.Popen(
@@ -430,8 +446,8 @@ def test_a_worker_that_cannot_import_the_package_is_named_at_once(tmp_path):
     assert done.returncode == 2 and elapsed < 15, done.stderr
     assert done.stderr.startswith(f"rankbias stats: error: --scheduler {address}: worker tcp://")
     assert done.stderr.endswith(
-        "cannot run this command's tasks (ImportError: a broken rankbias); expected rankbias "
-        "0.1.0 installed on every worker\n"
+        f"cannot run this command's tasks ({found}); expected rankbias 0.1.0 installed on "
+        "every worker\n"
     )
     assert not (tmp_path / "o.csv").exists()
 
