@@ -396,7 +396,7 @@ def count_byte_range(
     size = c.DEFAULT_BLOCK_BYTES
     blocks, n_lines = [], 0
     with _open_raw(location) as handle:
-        if expected is not None:  # a local file: the file opened, not the path
+        if expected is not None:  # a local file: the file opened, not the path; a URL: as now
             url = _is_url(location)
             if (identity(location) if url else file_identity(handle.fileno())) != expected:
                 raise FileChangedError(location)
