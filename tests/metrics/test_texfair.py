@@ -144,6 +144,31 @@ def test_distances_by_hand():
         distribution_distance(p, q, "cosine")
 
 
+def test_distances_of_many_rows_with_empty_groups_by_hand():
+    """One distance per row (the last axis), and a group of share 0 adds nothing (0 log 0 = 0),
+    on either side of the Jensen–Shannon divergence."""
+    rows = np.array([[1.0, 0.0], [0.75, 0.25]])
+    half = np.array([0.5, 0.5])
+    np.testing.assert_allclose(distribution_distance(rows, half, "l1"), [1.0, 0.5])
+    np.testing.assert_allclose(
+        distribution_distance(rows, half, "l2"), [math.sqrt(0.5), math.sqrt(2 * 0.25**2)]
+    )
+    np.testing.assert_allclose(
+        distribution_distance(rows, half, "kl"),
+        [math.log(2), 0.75 * math.log(1.5) + 0.25 * math.log(0.5)],
+    )
+    # row 1 against (1/2, 1/2): the middle is (3/4, 1/4)
+    first = 0.5 * math.log2(1 / 0.75) + 0.5 * (
+        0.5 * math.log2(0.5 / 0.75) + 0.5 * math.log2(0.5 / 0.25)
+    )
+    second = float(distribution_distance(rows[1], half, "jsd"))
+    np.testing.assert_allclose(distribution_distance(rows, half, "jsd"), [first, second])
+    # a target share of 0: (1/2, 1/2) against (1, 0), the mirror image of row 1
+    assert distribution_distance(half, np.array([1.0, 0.0]), "jsd") == pytest.approx(first)
+    with pytest.raises(ValueError, match="the kl distance needs every target share > 0"):
+        distribution_distance(half, np.array([1.0, 0.0]), "kl")
+
+
 def loop_p(docs, k):
     """p(g|q,k) by summing term exposure document by document (independent of the kernel)."""
     exposure = [0.0, 0.0]
@@ -256,3 +281,15 @@ def test_bad_inputs_are_refused(call, fragment):
     with pytest.raises(InputError) as info:
         call()
     assert fragment in str(info.value), info.value
+
+
+def test_awrf_aligns_each_document_by_its_own_share_of_group_terms():
+    """a_g(d) = M_g(d) / Σ_x M_x(d): a document with one female term and one with three male
+    terms are each wholly aligned with their group, so the exposure at 2 is (1, v2)."""
+    counts = np.array([[[1.0, 0.0], [0.0, 3.0], [0.0, 0.0]]])
+    female = 1 / (1 + V2)
+    expected = abs(female - 0.5) + abs((1 - female) - 0.5)
+    # a third document without group terms is aligned (1/2, 1/2): exposure (1 + v3/2, v2 + v3/2)
+    third = (1 + V3 / 2) / (1 + V2 + V3)
+    got = awrf(counts, np.array([3]), [2, 3])
+    np.testing.assert_allclose(got, [[expected, abs(third - 0.5) + abs((1 - third) - 0.5)]])
