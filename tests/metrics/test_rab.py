@@ -124,13 +124,27 @@ def test_list_lengths_beyond_the_matrix_width_are_refused():
     ("call", "fragment"),
     [
         (lambda: rank_bias(np.ones((1, 2, 2)), [1, 1], [1]), "expected shape (1,)"),
-        (lambda: rank_bias(np.ones((2, 2)), [1, 1], [1]), "expected a 3-D array"),
+        (
+            lambda: rank_bias(np.ones((2, 2)), [1, 1], [1]),
+            "magnitudes_ranked: expected a 3-D array, found shape (2, 2)",
+        ),
+        (
+            lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female="f"),
+            "female: expected a column index, found 'f'",
+        ),
+        (
+            lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], male=True),
+            "male: expected a column index, found True",
+        ),
         (
             lambda: rank_bias(np.array([[[1.0, np.nan]]]), [1], [1]),
             "magnitudes_ranked: found nan at index (0, 0, 1)",
         ),
         (lambda: rank_bias(-np.ones((1, 1, 2)), [1], [1]), "found -1.0"),
-        (lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female=0, male=2), "outside 0…1"),
+        (
+            lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female=0, male=2),
+            "male: column 2 is outside 0…1",
+        ),
         (lambda: rank_bias(np.ones((1, 1, 2)), [1], [1], female=1, male=1), "different columns"),
         (lambda: document_magnitudes(np.array([[1.0, np.nan]])), "group_counts: found nan"),
         (lambda: document_magnitudes(np.array([[1.0, -2.0]]), "tf"), "found -2.0"),

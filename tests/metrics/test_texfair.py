@@ -144,6 +144,7 @@ def test_distances_by_hand():
         distribution_distance(p, q, "cosine")
 
 
+@pytest.mark.filterwarnings("error")  # 0 log 0 is 0, silently: no RuntimeWarning either
 def test_distances_of_many_rows_with_empty_groups_by_hand():
     """One distance per row (the last axis), and a group of share 0 adds nothing (0 log 0 = 0),
     on either side of the Jensen–Shannon divergence."""
@@ -283,6 +284,7 @@ def test_bad_inputs_are_refused(call, fragment):
     assert fragment in str(info.value), info.value
 
 
+@pytest.mark.filterwarnings("error")  # a document without group terms is no 0/0 warning
 def test_awrf_aligns_each_document_by_its_own_share_of_group_terms():
     """a_g(d) = M_g(d) / Σ_x M_x(d): a document with one female term and one with three male
     terms are each wholly aligned with their group, so the exposure at 2 is (1, v2)."""
