@@ -289,9 +289,11 @@ def test_a_collection_replaced_while_it_is_read_is_refused(
     original = engine._ordered_results
 
     def replace_after(*args, **kwargs):
-        results = list(original(*args, **kwargs)) if after == "last" else None
-        for index, result in enumerate(results or original(*args, **kwargs)):
-            if index == (len(results) - 1 if results else 0):  # mv new.tsv c.tsv, or rm c.tsv
+        results = original(*args, **kwargs)
+        if after == "last":
+            results = list(results)  # every partition counted before the change
+        for index, result in enumerate(results):
+            if index == (len(results) - 1 if after == "last" else 0):  # mv new.tsv c.tsv, or rm
                 os.replace(replacement, path) if change == "replaced" else path.unlink()
             yield result
 

@@ -162,7 +162,10 @@ def test_distances_of_many_rows_with_empty_groups_by_hand():
     first = 0.5 * math.log2(1 / 0.75) + 0.5 * (
         0.5 * math.log2(0.5 / 0.75) + 0.5 * math.log2(0.5 / 0.25)
     )
-    second = float(distribution_distance(rows[1], half, "jsd"))
+    # row 2: the middle is (5/8, 3/8)
+    second = 0.5 * (0.75 * math.log2(0.75 / 0.625) + 0.25 * math.log2(0.25 / 0.375)) + 0.5 * (
+        0.5 * math.log2(0.5 / 0.625) + 0.5 * math.log2(0.5 / 0.375)
+    )
     np.testing.assert_allclose(distribution_distance(rows, half, "jsd"), [first, second])
     # a target share of 0: (1/2, 1/2) against (1, 0), the mirror image of row 1
     assert distribution_distance(half, np.array([1.0, 0.0]), "jsd") == pytest.approx(first)
