@@ -481,6 +481,31 @@ def big(tmp_path) -> Path:
     return generated_collection(tmp_path / "big.tsv", 150_000, seed=1)
 
 
+@contextlib.contextmanager
+def fed_in_part(source: Path, fifo: Path):
+    """``fifo`` fed with the first half of ``source`` by a thread that then holds it open
+    without writing, until the block ends: a command reading it is inside its work for as
+    long as the test wants, however loaded the machine (a file of any size can be counted to
+    its end before a signal sent after a fixed delay arrives)."""
+    os.mkfifo(fifo)
+    data = source.read_bytes()
+    release = threading.Event()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), fifo.open("wb") as handle:
+            handle.write(data[: len(data) // 2])
+            handle.flush()
+            release.wait(120)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        release.set()
+        writer.join(10)  # a daemon: a command that never opened the FIFO leaves it blocked
+
+
 @pytest.mark.signals
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
@@ -491,16 +516,19 @@ def test_a_killed_stats_leaves_the_previous_output(files, tmp_path, big, how):
     subprocess.run(small, env=ENV, check=True, capture_output=True)
     previous = out.read_bytes()
     before = hashlib.sha256(big.read_bytes()).hexdigest()
-    child = subprocess.Popen(
-        command("stats", "--collection", big, "--terms", files["terms"], "--workers", "1",
-                "--out", out),
-        env=ENV, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals,
-    )  # fmt: skip
-    (temporary,) = wait_for_temporary(out_dir, child)
-    assert temporary.startswith(f".stats.csv.{child.pid}.")
-    time.sleep(0.05)  # inside the work: the temporary file is opened before the counting starts
-    child.send_signal(getattr(signal, how))
-    _, err = child.communicate(timeout=60)
+    collection = tmp_path / "big.fifo"
+    with fed_in_part(big, collection):
+        child = subprocess.Popen(
+            command("stats", "--collection", collection, "--terms", files["terms"],
+                    "--workers", "1", "--out", out),
+            env=ENV, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals,
+        )  # fmt: skip
+        (temporary,) = wait_for_temporary(out_dir, child)
+        assert temporary.startswith(f".stats.csv.{child.pid}.")
+        time.sleep(0.05)  # inside the work: half the collection is given, the rest withheld
+        assert child.poll() is None
+        child.send_signal(getattr(signal, how))
+        _, err = child.communicate(timeout=60)
     assert out.read_bytes() == previous  # the previous complete output, untouched
     assert hashlib.sha256(big.read_bytes()).hexdigest() == before
     if how == "SIGKILL":
