@@ -499,3 +499,74 @@ def test_the_defaults_are_10000_resamples_and_seed_0_and_one_resample_is_one_mea
     # every difference 0.25: each resample's mean is 0.25, even when there is one resample
     row = compare(tidy({"a": [0.75] * 5, "b": [0.5] * 5}), bootstrap=1).iloc[0]
     assert (row["ci_low"], row["ci_high"]) == (0.25, 0.25)
+
+
+def test_every_refusal_of_the_scores_and_options_is_the_whole_message():
+    """Each refusal names the argument (``scores`` by default), the row (not the first one)
+    and what was expected, in full."""
+    good = tidy({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.2, 0.2]})
+
+    def refusal(call) -> str:
+        with pytest.raises((ValueError, TypeError, InputError)) as error:
+            call()
+        return str(error.value)
+
+    assert refusal(lambda: check_scores([1, 2])) == "scores: expected a DataFrame, found list"
+    assert refusal(lambda: compare(good.drop(columns=["qid", "value"]))) == (
+        "scores: no column(s) qid, value; expected run,qid,metric,cutoff,value "
+        "(the table rankbias score writes)"
+    )
+    blank, absent = good.copy(), good.copy()
+    blank.loc[4, "qid"] = "  "  # a blank id: not NaN
+    absent.loc[2, "run"] = None  # NaN: not blank once written as text ("None")
+    assert refusal(lambda: compare(blank)) == "scores: row 4: empty qid; expected an id"
+    assert refusal(lambda: compare(absent)) == "scores: row 2: empty run; expected an id"
+    infinite = good.assign(value=[0.1, 0.2, 0.3, 0.2, -np.inf, 0.2])
+    assert refusal(lambda: compare(infinite)) == "scores: row 4: value -inf; expected finite"
+    twice = pd.concat([good, good.iloc[[1]].assign(value=0.9)], ignore_index=True)
+    assert refusal(lambda: compare(twice)) == (
+        "scores: run a, query q1, nfairr@10 is given twice; expected once"
+    )
+    assert refusal(lambda: compare(good, test="z")) == (
+        "test 'z': expected one of randomisation, t, wilcoxon"
+    )
+    assert refusal(lambda: compare(good, correction="sidak")) == (
+        "correction 'sidak': expected one of holm, bonferroni, bh, none"
+    )
+    assert refusal(lambda: compare(good, alpha=1.5)).startswith("alpha: expected a number")
+
+
+def test_a_measure_one_run_lacks_gives_a_row_with_no_queries_and_the_table_keeps_its_types():
+    """``b`` has no ``awrf`` rows at all: the pair's row counts a's three queries as a's only,
+    compares nothing (no mean, no test, nobody fairer) and the columns keep their types."""
+    scores = pd.concat(
+        [tidy({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.4, 0.5]}), tidy({"a": [0.3, 0.3, 0.3]}, "awrf")]
+    )
+    table = compare(scores, permutations=10, bootstrap=10)
+    assert list(table["metric"]) == ["nfairr", "awrf"]  # in the order of the scores
+    row = table.iloc[1]
+    assert (row["n_queries"], row["n_only_a"], row["n_only_b"], row["n_undefined"]) == (0, 3, 0, 0)
+    assert (row["fairer"], row["test"], row["significant"]) == ("", "", False)
+    assert row[["mean_a", "mean_b", "diff", "ci_low", "effect_size", "p_value"]].isna().all()
+    apart = tidy({"b": [0.1, 0.2]}, "awrf").assign(qid=["x0", "x1"])  # no query of a's
+    alone = compare(pd.concat([scores, apart]), metrics=["awrf"])
+    assert (alone["n_queries"].iloc[0], alone["n_only_b"].iloc[0]) == (0, 2)
+    assert alone["mean_a"].dtype == float and alone["p_adjusted"].dtype == float
+    assert alone["significant"].dtype == bool and table["significant"].dtype == bool
+
+
+def test_a_third_run_s_undefined_queries_do_not_change_a_pair_it_is_not_in():
+    with_c = tidy({"a": [0.1, 0.5, 0.3, 0.9], "b": [0.2, 0.2, 0.2, 0.2],
+                   "c": [np.nan, 0.1, np.nan, 0.1]})  # fmt: skip
+    row = compare(with_c, bootstrap=10).iloc[0]
+    assert (row["run_a"], row["run_b"], row["n_queries"], row["n_undefined"]) == ("a", "b", 4, 0)
+    assert row["mean_a"] == pytest.approx(0.45)
+
+
+def test_a_constant_difference_has_no_effect_size_and_the_call_is_in_the_attrs():
+    """d_z = mean / sd is undefined when every difference is the same (sd 0): NaN, not inf."""
+    table = compare(tidy({"a": [0.75, 0.5, 0.25], "b": [0.5, 0.25, 0.0]}), correction="bh",
+                    alpha=0.1, confidence=0.9, seed=3, bootstrap=10)  # fmt: skip
+    assert table.iloc[0]["diff"] == 0.25 and np.isnan(table.iloc[0]["effect_size"])
+    assert table.attrs == dict(system_level=[], test="randomisation", correction="bh",
+                               alpha=0.1, confidence=0.9, seed=3)  # fmt: skip
