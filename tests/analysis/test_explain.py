@@ -184,6 +184,8 @@ def test_shapley_contributions_add_up_from_the_neutral_list_exactly_or_sampled(m
     # one order: its marginal gains add up all the same, from the same all-neutral list
     once = explain(run, stats, ["q"], ["texfair@4"], permutations=1, seed=4)
     assert once["kind"].iloc[0] == "shapley (mean of 1 order)"
+    twice = explain(run, stats, ["q"], ["texfair@4"], permutations=2, seed=4)
+    assert twice["kind"].iloc[0] == "shapley (mean of 2 orders)"
     assert once["baseline"].iloc[0] == exact["baseline"].iloc[0]
     assert once["contribution"].sum() + once["baseline"].iloc[0] == pytest.approx(
         once["value"].iloc[0]
