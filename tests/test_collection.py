@@ -39,6 +39,7 @@ from rankbias.collection import (
     ir_datasets_corpus,
     iter_collection_stats,
     iter_documents,
+    range_cuts,
     read_collection_stats,
     stats_from_pairs,
     stream_blocks,
@@ -1168,3 +1169,37 @@ def test_documents_of_a_tiny_dataset_registered_with_the_real_ir_datasets(tmp_pa
         dataset_id, Dataset(TsvDocs(LocalDownload(docs)), TsvQueries(LocalDownload(queries)))
     )
     assert list(iter_documents(dataset_id)) == PASSAGES
+
+
+def test_range_cuts_fall_after_the_line_that_holds_the_target_however_long_it_is():
+    """A cut is the first line break at or after ``start + target``; a line longer than the
+    64 KiB windows the search reads in is followed to its end (one cut, not the rest of the
+    file), and a line of exactly ``limit`` bytes is a line, not a refusal."""
+    long = b"x" * 70_000
+    data = b"a\tb\n" + long + b"\nc\td\n" + b"e\tf\n" * 4
+
+    def read_at(position, size):
+        return data[position : position + size]
+
+    # "a\tb\n" is bytes 0-3, the long line 4-70,003, its break 70,004; then 4-byte lines
+    assert list(range_cuts(read_at, 0, len(data), 6, 1 << 20, "c.tsv")) == [
+        (0, 70_005), (70_005, 70_013), (70_013, 70_021), (70_021, 70_025)
+    ]  # fmt: skip
+    exact = b"a\n" + b"x" * 65_536 + b"\nb\n"
+
+    def read_exact(position, size):
+        return exact[position : position + size]
+
+    assert list(range_cuts(read_exact, 0, len(exact), 2, 65_536, "c.tsv")) == [
+        (0, 65_539), (65_539, len(exact))
+    ]  # fmt: skip
+    endless = b"a\n" + b"x" * 200_000
+
+    def read_endless(position, size):
+        return endless[position : position + size]
+
+    with pytest.raises(InputError) as info:
+        list(range_cuts(read_endless, 0, len(endless), 2, 65_536, "c.tsv"))
+    assert str(info.value).startswith(
+        "c.tsv: the line that starts at byte 2 runs for more than 65536 bytes without a line end"
+    )
