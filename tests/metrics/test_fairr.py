@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -90,6 +91,35 @@ def test_ideal_over_a_large_collection_takes_exactly_the_k_most_neutral():
 def test_nfairr_undefined_is_nan():
     out = nfairr(np.array([[0.0, 1.0]]), np.array([[0.0, 2.0]]))
     assert np.isnan(out[0, 0]) and out[0, 1] == 0.5
+
+
+def test_nfairr_divides_by_any_positive_ideal_without_a_warning_and_names_an_infinite_input():
+    """An ideal below 1 (one document at k = 1: ω₁ ≤ 1) divides like any other; an ideal of 0
+    or NaN gives NaN without a RuntimeWarning (no division by zero is ever made)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = nfairr(
+            np.array([0.25, 0.5, 0.0, np.nan, 0.3]), np.array([0.5, 0.0, 0.0, 1.0, np.nan])
+        )
+    np.testing.assert_array_equal(out, [0.5, np.nan, np.nan, np.nan, np.nan])
+    with pytest.raises(InputError) as info:
+        nfairr(np.array([0.1, np.inf]), np.array([1.0, 1.0]))
+    assert str(info.value) == "fairr_values: found inf; expected finite values (or NaN)"
+    with pytest.raises(InputError) as info:
+        nfairr(np.array([0.1, 0.2]), np.array([1.0, -np.inf]))
+    assert str(info.value) == "ideal_values: found -inf; expected finite values (or NaN)"
+
+
+def test_ideal_fairr_refuses_a_background_that_is_not_a_matrix_of_neutralities():
+    with pytest.raises(InputError) as info:
+        ideal_fairr(np.array([0.5, 1.0]), np.array([2]), [2])
+    assert str(info.value).startswith("background_omega: expected a 2-D array, found shape (2,)")
+    with pytest.raises(InputError) as info:
+        ideal_fairr(np.array([[0.5, 1.5]]), np.array([2]), [2])
+    assert str(info.value) == (
+        "background_omega: found 1.5 at index (0, 1) (1 such value(s)); "
+        "expected numbers from -1 to 1"
+    )
 
 
 def test_empty_list_is_nan():

@@ -123,8 +123,7 @@ def nfairr(fairr_values: np.ndarray, ideal_values: np.ndarray) -> np.ndarray:
             f"ideal_values: shape {ideal.shape} does not broadcast to fairr_values' "
             f"{fairr_values.shape}; expected one ideal per value (or per cut-off)"
         ) from None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(ideal > 0, fairr_values / np.where(ideal > 0, ideal, 1.0), np.nan)
+    return np.where(ideal > 0, fairr_values / np.where(ideal > 0, ideal, 1.0), np.nan)
 
 
 # ---- measure declarations (rankbias.metrics.measures) -------------------------------------------
