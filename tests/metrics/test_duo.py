@@ -551,6 +551,11 @@ def test_the_options_are_named_exactly_in_their_messages():
     assert dcv_bounds(scores, algorithm="rearrangement", variance="global") == pytest.approx(
         dcv_bounds(scores, algorithm="subset_dp", variance="global"), abs=1e-12
     )
+    # the rearrangement is asked for by name beyond the DP's limit, where "auto" would pick it
+    many = np.random.default_rng(3).uniform(0, 1, MAX_EXACT_N + 6)
+    assert dcv_bounds(many, algorithm="rearrangement", variance="global") == dcv_bounds(
+        many, variance="global"
+    )
 
 
 def test_bad_scores_and_steps_are_named_exactly():

@@ -79,7 +79,7 @@ def _as_scores(scores, name: str = "scores") -> np.ndarray:
     return array
 
 
-def _check_options(step: int, variance: str, include_full: bool = False) -> None:
+def _check_options(step: int, variance: str, include_full: bool) -> None:
     expect_count(step, "step")
     check_choice("variance", variance, ("prefix", "global"))
     expect_flag(include_full, "include_full")
