@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -169,8 +170,20 @@ def test_distances_of_many_rows_with_empty_groups_by_hand():
     np.testing.assert_allclose(distribution_distance(rows, half, "jsd"), [first, second])
     # a target share of 0: (1/2, 1/2) against (1, 0), the mirror image of row 1
     assert distribution_distance(half, np.array([1.0, 0.0]), "jsd") == pytest.approx(first)
-    with pytest.raises(ValueError, match="the kl distance needs every target share > 0"):
+    with pytest.raises(ValueError, match="^the kl distance needs every target share > 0$"):
         distribution_distance(half, np.array([1.0, 0.0]), "kl")
+
+
+def test_the_default_distance_is_l1_and_exact_shares_are_read_as_floats():
+    assert distribution_distance(np.array([0.75, 0.25]), np.array([0.5, 0.5])) == 0.5
+    thirds = [Fraction(1, 3), Fraction(2, 3)]  # shares a researcher may keep exact
+    halves = [Fraction(1, 2), Fraction(1, 2)]
+    expected = (1 / 3) * math.log((1 / 3) / 0.5) + (2 / 3) * math.log((2 / 3) / 0.5)
+    assert distribution_distance(thirds, np.array([0.5, 0.5]), "kl") == pytest.approx(expected)
+    assert distribution_distance(np.array([0.5, 0.5]), thirds, "kl") == pytest.approx(
+        0.5 * math.log(0.5 / (1 / 3)) + 0.5 * math.log(0.5 / (2 / 3))
+    )
+    assert distribution_distance(halves, halves, "jsd") == 0.0
 
 
 def loop_p(docs, k):

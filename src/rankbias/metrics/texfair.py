@@ -159,7 +159,7 @@ def awrf(
     total = counts.sum(axis=2, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         alignment = np.where(total > 0, counts / total, 1.0 / n_groups)
-    alignment = np.where(valid[:, :, None], alignment, 0.0)
+    # positions past a list's end enter only sums past it, which no cut-off reads (t' ≤ length)
     running = np.cumsum(alignment * position_discount(width)[None, :, None], axis=1)
     exposure = at_cutoffs(running, cutoff_positions(lengths, cutoffs))
     normalised = exposure / exposure.sum(axis=2, keepdims=True)
