@@ -1193,13 +1193,21 @@ def test_range_cuts_fall_after_the_line_that_holds_the_target_however_long_it_is
     assert list(range_cuts(read_exact, 0, len(exact), 2, 65_536, "c.tsv")) == [
         (0, 65_539), (65_539, len(exact))
     ]  # fmt: skip
-    endless = b"a\n" + b"x" * 200_000
-
-    def read_endless(position, size):
-        return endless[position : position + size]
-
-    with pytest.raises(InputError) as info:
-        list(range_cuts(read_endless, 0, len(endless), 2, 65_536, "c.tsv"))
-    assert str(info.value).startswith(
-        "c.tsv: the line that starts at byte 2 runs for more than 65536 bytes without a line end"
-    )
+    # the refused line is named where it starts: found by reading back window by window
+    for data, target, start in [
+        (b"a\n" + b"x" * 200_000, 2, 2),
+        (b"a\n" + b"x" * 400_000, 150_000, 2),  # starts 2.3 windows before the target
+        (b"a\r" + b"x" * 400_000, 150_000, 2),
+        (b"a\nb\r\n" + b"x" * 400_000, 150_000, 5),
+        (b"x" * 400_000, 150_000, 0),  # the first line of the file
+        (b"\n" + b"x" * 400_000, 1, 1),
+        (b"a\rb\r" + b"x" * 400_000, 150_000, 4),  # the last of two CRs
+        (b"a\n" + b"x" * 290_000 + b"\nb\n", 150_000, 2),  # its end is not its start
+    ]:
+        with pytest.raises(InputError) as info:
+            list(range_cuts(lambda p, n, data=data: data[p : p + n], 0, len(data), target,
+                            65_536, "c.tsv"))  # fmt: skip
+        assert str(info.value) == (
+            f"c.tsv: the line that starts at byte {start} runs for more than 65536 bytes without "
+            "a line end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
+        )
