@@ -104,6 +104,9 @@ def test_utf8_errors_name_line_column_and_byte(tmp_path):
     path.write_bytes(b"ok\r\n\xc3(\r\n")
     with pytest.raises(InputError, match=r":2: byte 0xc3 at column 1 is not UTF-8"):
         list(open_lines(path))
+    path.write_bytes("ok\nseñ".encode() + b"\xffa\n")  # the column counts characters
+    with pytest.raises(InputError, match=r":2: byte 0xff at column 4 is not UTF-8"):
+        list(open_lines(path))
 
 
 def test_gzip_is_recognised_by_content(tmp_path):
@@ -399,3 +402,29 @@ def test_a_line_over_the_limit_names_where_it_starts(tmp_path, monkeypatch, read
     )
     monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 5000)  # the longest line, at the limit
     assert len(read(path, "run file")) == (len(content) if reader == "read_bytes" else 102)
+
+
+@pytest.mark.parametrize("reader", ["read_bytes", "open_lines"])
+def test_a_line_of_exactly_the_limit_that_fills_a_block_is_read(tmp_path, monkeypatch, reader):
+    """The 4,500-byte line ends a 1,000-byte block exactly (1,500 + 4,500 bytes), its line end
+    the next block's first byte: at the limit, not over it.  (The limit guards against input
+    without line ends and is checked where each block ends.)"""
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 4500)
+    monkeypatch.setattr(inputs, "_CHUNK", 1000)
+    content = b"q1 Q0 d1 1 1 x\n" * 100 + b"x" * 4500 + b"\nq2 Q0 d2 1 1 x\n"
+    path = tmp_path / "r.run.gz"  # a stream: read block by block
+    path.write_bytes(gzip.compress(content))
+    read = read_bytes if reader == "read_bytes" else lambda s, w: list(open_lines(s, w))
+    assert len(read(path, "run file")) == (len(content) if reader == "read_bytes" else 102)
+    monkeypatch.setattr(inputs, "MAX_LINE_BYTES", 4499)  # checked where a block ends
+    with pytest.raises(InputError, match="the line that starts at byte 1500 runs for more than"):
+        read(path, "run file")
+
+
+def test_an_inner_byte_order_mark_is_placed_in_characters_not_bytes():
+    raw = "a\nseñora \ufeffhe\n".encode()
+    with pytest.raises(InputError) as info:
+        inputs.refuse_inner_bom(raw, "terms.csv")
+    assert str(info.value).startswith(
+        "terms.csv:2: a byte-order mark (bytes ef bb bf, U+FEFF) at column 8;"
+    )
