@@ -540,12 +540,17 @@ def test_a_measure_one_run_lacks_gives_a_row_with_no_queries_and_the_table_keeps
     """``b`` has no ``awrf`` rows at all: the pair's row counts a's three queries as a's only,
     compares nothing (no mean, no test, nobody fairer) and the columns keep their types."""
     scores = pd.concat(
-        [tidy({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.4, 0.5]}), tidy({"a": [0.3, 0.3, 0.3]}, "awrf")]
+        [
+            tidy({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.4, 0.5]}),
+            tidy({"a": [0.3, 0.3, 0.3]}, "awrf"),
+            tidy({"b": [0.3, 0.3]}, "ted"),  # and a measure a lacks
+        ]
     )
     table = compare(scores, permutations=10, bootstrap=10)
-    assert list(table["metric"]) == ["nfairr", "awrf"]  # in the order of the scores
+    assert list(table["metric"]) == ["nfairr", "awrf", "ted"]  # in the order of the scores
     row = table.iloc[1]
     assert (row["n_queries"], row["n_only_a"], row["n_only_b"], row["n_undefined"]) == (0, 3, 0, 0)
+    assert tuple(table.iloc[2][["n_queries", "n_only_a", "n_only_b"]]) == (0, 0, 2)
     assert (row["fairer"], row["test"], row["significant"]) == ("", "", False)
     assert row[["mean_a", "mean_b", "diff", "ci_low", "effect_size", "p_value"]].isna().all()
     apart = tidy({"b": [0.1, 0.2]}, "awrf").assign(qid=["x0", "x1"])  # no query of a's
