@@ -117,8 +117,9 @@ def test_unknown_group_label_when_groups_given(tmp_path):
 
 def test_fewer_than_two_groups(tmp_path):
     path = write(tmp_path, "she,f\nwoman,f\n")
-    with pytest.raises(InputError, match="expected at least 2"):
+    with pytest.raises(InputError) as info:
         read_lexicon(path)
+    assert str(info.value) == f"{path}: found 1 group(s) ['f']; expected at least 2"
     with pytest.raises(InputError, match=r"group\(s\) \['m'\] have no terms"):
         read_lexicon(path, groups=("f", "m"))
 
