@@ -645,6 +645,7 @@ def test_workers_with_a_scheduler_are_refused(tmp_path, capsys, command):
         ("tcp://:8786", "'tcp://:8786' is not HOST:PORT"),
         ("tcp://localhost:abc", "'tcp://localhost:abc' is not HOST:PORT"),
         ("tcp://[::1]", "'tcp://[::1]' is not HOST:PORT"),
+        ("tcp://[]:8786", "'tcp://[]:8786' is not HOST:PORT"),  # brackets round no host
         ("tcp://localhost:８７８６", "is not HOST:PORT"),
         ("inproc://x", "'inproc://x': protocol inproc:// is not used; expected tcp://HOST:PORT"),
         ("tls://localhost:8786", "protocol tls:// is not used"),

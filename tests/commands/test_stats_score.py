@@ -157,6 +157,41 @@ def test_score_by_hand_and_missing(tmp_path, terms, collection, capsys):
     assert "other: 2 retrieved document(s) absent from the collection" in capsys.readouterr().err
 
 
+def test_score_reports_on_stderr_only_what_happened(tmp_path, terms, collection, capsys):
+    """The whole of stderr: the missing documents of the run that has some (none for the other
+    run), the undefined values (TExFAIR without RBDF on a list of one neutral document has no
+    exposure to normalise), the rows written; a cut-off of 2³¹ − 1, the largest, is taken."""
+    mine = write_run(tmp_path / "mysystem.run", [("q1", "d1"), ("q1", "d2"), ("q1", "d3")])
+    other = write_run(tmp_path / "other.run", [("q1", "d1"), ("q1", "zz9"), ("q2", "zz8")])
+    out = tmp_path / "scores.csv"
+    args = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(mine),
+            "--run", str(other), "--cutoffs", "2,2147483647", "--metrics", "rab_tc,texfair_norbdf",
+            "--missing", "neutral", "--workers", "1", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    assert capsys.readouterr().err == (
+        "other: 2 retrieved document(s) absent from the collection, counted as neutral "
+        "(--missing neutral)\n"
+        "other: texfair_norbdf: 2 undefined value(s) (NaN)\n"
+        f"12 rows -> {out}\n"
+    )
+
+
+def test_each_run_is_scored_against_its_own_counterfactual(tmp_path, capsys):
+    """``--counterfactual`` files pair with ``--run`` files in order: x with its copy (RBO 1),
+    y with its reversal (Webber's Eq. 30 at depth 2, p = 0.9: X₁ = 0, X₂ = 2, so
+    (1 − p)/p · (X₂/2 · p²) + X₂/2 · p² = 0.09 + 0.81 = 0.9)."""
+    x = write_run(tmp_path / "x.run", [("q1", "d1"), ("q1", "d2")])
+    x_cf = write_run(tmp_path / "x_cf.run", [("q1", "d1"), ("q1", "d2")])
+    y = write_run(tmp_path / "y.run", [("q1", "d3"), ("q1", "d4")])
+    y_cf = write_run(tmp_path / "y_cf.run", [("q1", "d4"), ("q1", "d3")])
+    out = tmp_path / "rbo.csv"
+    args = ["score", "--run", str(x), "--run", str(y), "--counterfactual", str(x_cf),
+            "--counterfactual", str(y_cf), "--metrics", "rbo@2", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    frame = pd.read_csv(out)
+    assert frame.set_index("run")["value"].to_dict() == pytest.approx({"x": 1.0, "y": 0.9})
+
+
 def test_score_bad_arguments(tmp_path, terms, collection, capsys):
     run = write_run(tmp_path / "r.run", [("q1", "d1")])
     base = ["score", "--collection", str(collection), "--terms", str(terms), "--run", str(run),
