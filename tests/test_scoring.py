@@ -126,6 +126,33 @@ def test_awrf_through_the_scorer_reads_its_own_targets():
     )
 
 
+def test_ted_and_texfair_through_the_scorer_read_their_own_targets_in_one_call():
+    """The TExFAIR family shares one computation per call, kept apart per targets: at 2 the
+    exposure is (f, m) = (v2, 1) / (1 + v2) and RBDF 1 (both documents have group terms), so
+    TED = Σ_g |p_g − p̂_g| and TExFAIR = 2(1 − min p̂) − TED (Eq. 12–13)."""
+    run, stats = make_run({"q1": ["d1", "d2", "d4"]}), stats_of(TEXTS)
+    skewed = "(targets=(0.25,0.75))"
+    frame = score_runs(run, stats, ["ted", f"ted{skewed}", f"texfair{skewed}", "texfair"], [2])
+    female, male = V2 / (1 + V2), 1 / (1 + V2)
+    uniform, skew = abs(female - 0.5) + abs(male - 0.5), abs(female - 0.25) + abs(male - 0.75)
+    assert value(frame, "ted", 2) == pytest.approx(uniform)
+    assert value(frame, f"ted{skewed}", 2) == pytest.approx(skew)
+    assert value(frame, "texfair", 2) == pytest.approx(1 - uniform)
+    assert value(frame, f"texfair{skewed}", 2) == pytest.approx(1.5 - skew)
+
+
+@pytest.mark.filterwarnings("error")  # an empty document is 0/0 on purpose: no RuntimeWarning
+def test_an_empty_document_adds_no_exposure_and_no_warning():
+    texts = {**TEXTS, "d0": ""}
+    run = make_run({"q1": ["d0", "d1", "d2"]})
+    frame = score_runs(run, stats_of(texts), ["ted", "texfair_norbdf"], [3])
+    # d0 has no tokens: ranks 2 and 3 give TE_m = 2/4 · v2, TE_f = 2/4 · 1/2
+    p_m = V2 / (V2 + 0.5)
+    rbdf = (V2 + 0.5) / (1 + V2 + 0.5)
+    assert value(frame, "ted", 3) == pytest.approx((abs(p_m - 0.5) + abs(0.5 - p_m)) * rbdf)
+    assert value(frame, "texfair_norbdf", 3) == pytest.approx(1 - 2 * abs(p_m - 0.5))
+
+
 def test_tf_paper_variant_needs_per_term_counts():
     texts = {"a": "he he he him she", "b": "her"}
     run = make_run({"q1": ["a", "b"]})
