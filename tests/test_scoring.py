@@ -153,6 +153,22 @@ def test_an_empty_document_adds_no_exposure_and_no_warning():
     assert value(frame, "texfair_norbdf", 3) == pytest.approx(1 - 2 * abs(p_m - 0.5))
 
 
+def test_the_fairr_family_through_the_scorer_reads_its_own_targets():
+    """ω = 1 − Σ_g |share_g − J_g| with J = (0.25, 0.75): d1 (all male) 0.5, d2 (all female)
+    −0.5, d3 (no terms: ≤ τ) 1, d4 (balanced) 0.5; uniform targets give 0, 0, 1, 1.  FaiRR@3 of
+    d1, d2, d3 and the collection's ideal (1, 0.5, 0.5 at ranks 1–3) by hand."""
+    run, stats = make_run({"q1": ["d1", "d2", "d3"]}), stats_of(TEXTS)
+    skewed = "(targets=(0.25,0.75))"
+    names = [f"{m}{skewed}" for m in ("fairr", "ifairr", "nfairr")]
+    frame = score_runs(run, stats, ["fairr", "ifairr", "nfairr", *names], [3])
+    fairr, ideal = 0.5 - 0.5 * V2 + 0.5, 1 + 0.5 * V2 + 0.5 * 0.5
+    assert value(frame, f"fairr{skewed}", 3) == pytest.approx(fairr)
+    assert value(frame, f"ifairr{skewed}", 3) == pytest.approx(ideal)
+    assert value(frame, f"nfairr{skewed}", 3) == pytest.approx(fairr / ideal)
+    assert value(frame, "fairr", 3) == pytest.approx(0.5)
+    assert value(frame, "nfairr", 3) == pytest.approx(0.5 / (1 + V2))
+
+
 def test_tf_paper_variant_needs_per_term_counts():
     texts = {"a": "he he he him she", "b": "her"}
     run = make_run({"q1": ["a", "b"]})

@@ -173,9 +173,7 @@ def _ifairr_kernel(inputs, cutoffs, aggregate, tau, strict, targets, background)
     return ideal_fairr(background_omega, background_lengths, cutoffs)
 
 
-def _nfairr_kernel(
-    inputs, cutoffs, aggregate=None, tau=1.0, strict=False, targets=None, background="collection"
-):
+def _nfairr_kernel(inputs, cutoffs, aggregate, tau, strict, targets, background):
     return nfairr(
         _fairr_kernel(inputs, cutoffs, tau, strict, targets),
         _ifairr_kernel(inputs, cutoffs, aggregate, tau, strict, targets, background),
