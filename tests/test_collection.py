@@ -1171,30 +1171,24 @@ def test_documents_of_a_tiny_dataset_registered_with_the_real_ir_datasets(tmp_pa
     assert list(iter_documents(dataset_id)) == PASSAGES
 
 
+def cuts_of(data: bytes, target: int, limit: int) -> list[tuple[int, int]]:
+    """:func:`range_cuts` over the whole of ``data``, read from memory."""
+    return list(range_cuts(lambda at, n: data[at : at + n], 0, len(data), target, limit, "c.tsv"))
+
+
 def test_range_cuts_fall_after_the_line_that_holds_the_target_however_long_it_is():
     """A cut is the first line break at or after ``start + target``; a line longer than the
     64 KiB windows the search reads in is followed to its end (one cut, not the rest of the
     file), and a line of exactly ``limit`` bytes is a line, not a refusal."""
-    long = b"x" * 70_000
-    data = b"a\tb\n" + long + b"\nc\td\n" + b"e\tf\n" * 4
-
-    def read_at(position, size):
-        return data[position : position + size]
-
+    data = b"a\tb\n" + b"x" * 70_000 + b"\nc\td\n" + b"e\tf\n" * 4
     # "a\tb\n" is bytes 0-3, the long line 4-70,003, its break 70,004; then 4-byte lines
-    assert list(range_cuts(read_at, 0, len(data), 6, 1 << 20, "c.tsv")) == [
+    assert cuts_of(data, 6, 1 << 20) == [
         (0, 70_005), (70_005, 70_013), (70_013, 70_021), (70_021, 70_025)
     ]  # fmt: skip
     exact = b"a\n" + b"x" * 65_536 + b"\nb\n"
-
-    def read_exact(position, size):
-        return exact[position : position + size]
-
-    assert list(range_cuts(read_exact, 0, len(exact), 2, 65_536, "c.tsv")) == [
-        (0, 65_539), (65_539, len(exact))
-    ]  # fmt: skip
+    assert cuts_of(exact, 2, 65_536) == [(0, 65_539), (65_539, len(exact))]
     # the refused line is named where it starts: found by reading back window by window
-    for data, target, start in [
+    for refused, target, start in [
         (b"a\n" + b"x" * 200_000, 2, 2),
         (b"a\n" + b"x" * 400_000, 150_000, 2),  # starts 2.3 windows before the target
         (b"a\r" + b"x" * 400_000, 150_000, 2),
@@ -1205,8 +1199,7 @@ def test_range_cuts_fall_after_the_line_that_holds_the_target_however_long_it_is
         (b"a\n" + b"x" * 290_000 + b"\nb\n", 150_000, 2),  # its end is not its start
     ]:
         with pytest.raises(InputError) as info:
-            list(range_cuts(lambda p, n, data=data: data[p : p + n], 0, len(data), target,
-                            65_536, "c.tsv"))  # fmt: skip
+            cuts_of(refused, target, 65_536)
         assert str(info.value) == (
             f"c.tsv: the line that starts at byte {start} runs for more than 65536 bytes without "
             "a line end; expected docid<TAB>text lines (--max-line-bytes sets the limit)"
