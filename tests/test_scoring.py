@@ -169,6 +169,29 @@ def test_the_fairr_family_through_the_scorer_reads_its_own_targets():
     assert value(frame, "nfairr", 3) == pytest.approx(0.5 / (1 + V2))
 
 
+def test_the_fairr_family_reads_its_targets_in_a_background_run_and_strict_in_the_collection():
+    """A background run {d1, d4} of q1: with J = (0.25, 0.75) both have ω = 0.5, so IFaiRR@2 =
+    0.5 + 0.5·v2; uniform targets give d4 1 and d1 0, so 1.  With τ = 2 every document is
+    neutral (Σ_g M_g ≤ 2), IFaiRR@3 of the collection 1 + v2 + 0.5; strictly (Σ_g M_g < 2) only
+    d3 (none) and d4 (balanced) are, d1 and d2 have ω = 0: 1 + v2."""
+    run, stats = make_run({"q1": ["d2", "d1"]}), stats_of(TEXTS)
+    background = make_run({"q1": ["d1", "d4"]}, "bg")
+    skewed = "(targets=(0.25,0.75),background=run)"
+    names = ["ifairr(background=run)", f"ifairr{skewed}", f"nfairr{skewed}"]
+    frame = score_runs(run, stats, names, [2], background)
+    ideal = 0.5 + 0.5 * V2
+    assert value(frame, "ifairr(background=run)", 2) == pytest.approx(1)
+    assert value(frame, f"ifairr{skewed}", 2) == pytest.approx(ideal)
+    # FaiRR@2 of d2 (ω = −0.5), d1 (ω = 0.5) under the same targets
+    assert value(frame, f"nfairr{skewed}", 2) == pytest.approx((-0.5 + 0.5 * V2) / ideal)
+    strict = ["ifairr(tau=2)", "ifairr(tau=2,strict=true)", "nfairr(tau=2,strict=true)"]
+    frame = score_runs(make_run({"q1": ["d1", "d3", "d4"]}), stats, strict, [3])
+    assert value(frame, "ifairr(tau=2)", 3) == pytest.approx(1 + V2 + 0.5)
+    assert value(frame, "ifairr(tau=2,strict=true)", 3) == pytest.approx(1 + V2)
+    # FaiRR@3 of d1 (0), d3 (1), d4 (1), strictly
+    assert value(frame, "nfairr(tau=2,strict=true)", 3) == pytest.approx((V2 + 0.5) / (1 + V2))
+
+
 def test_tf_paper_variant_needs_per_term_counts():
     texts = {"a": "he he he him she", "b": "her"}
     run = make_run({"q1": ["a", "b"]})

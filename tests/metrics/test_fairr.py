@@ -42,8 +42,15 @@ def test_a_document_without_group_terms_is_neutral_under_every_reading():
 
 
 def test_group_counts_without_a_group_column_are_refused():
-    with pytest.raises(InputError, match="expected at least one group column, found none"):
+    with pytest.raises(
+        InputError, match="^group_counts: expected at least one group column, found none$"
+    ):
         neutrality(np.zeros((2, 0)))
+
+
+def test_one_group_column_is_a_valid_input():
+    # |G| = 1, J = (1): every document with terms has share 1 = J, so ω = 1 − 0 = 1 at any τ
+    np.testing.assert_array_equal(neutrality(np.array([[3.0], [0.0], [1.0]]), tau=0), [1, 1, 1])
 
 
 def test_neutrality_three_groups():
@@ -187,7 +194,7 @@ def test_neutrality_symmetric_in_groups_and_bounded(counts):
         (lambda: neutrality([[np.nan, 1.0]]), "group_counts: found nan at index (0, 0)"),
         (lambda: neutrality([[1.0, 2.0], [-1.0, 3.0]]), "found -1.0 at index (1, 0)"),
         (lambda: neutrality([[np.inf, 0.0]]), "found inf"),
-        (lambda: neutrality([1.0, 2.0]), "expected a 2-D array, found shape (2,)"),
+        (lambda: neutrality([1.0, 2.0]), "group_counts: expected a 2-D array, found shape (2,)"),
         (lambda: neutrality([[1.0, 2.0]], tau=-1), "tau: expected a finite number ≥ 0"),
         (lambda: neutrality([[1.0, 2.0]], tau=float("nan")), "tau: expected a finite number"),
         (lambda: neutrality([[1.0, 2.0]], targets=[0.5, 0.6]), "summing to 1"),
@@ -198,6 +205,10 @@ def test_neutrality_symmetric_in_groups_and_bounded(counts):
             "list_lengths: query 1 has length 4; expected 0…3",
         ),
         (lambda: fairr_at_cutoffs(np.ones((2, 3)), [3], [5]), "expected shape (2,)"),
+        (
+            lambda: fairr_at_cutoffs(np.ones(3), [3], [5]),
+            "omega_ranked: expected a 2-D array, found shape (3,)",
+        ),
         (lambda: fairr_at_cutoffs(np.ones((1, 3)), [-1], [5]), "has length -1"),
         (lambda: fairr_at_cutoffs(np.ones((1, 3)), [1.5], [5]), "expected integers"),
         (

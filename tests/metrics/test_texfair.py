@@ -292,12 +292,50 @@ def test_awrf_with_a_nan_count_is_an_error_not_zero():
             "group_counts_ranked: found inf",
         ),
         (lambda: max_ted([np.nan, 1.0]), "targets must be"),
+        (
+            lambda: term_exposure_family(np.ones((1, 2)), np.ones((1, 2)), [2], [1]),
+            "group_counts_ranked: expected a 3-D array, found shape (1, 2)",
+        ),
+        (
+            lambda: term_exposure_family(-np.ones((1, 2, 2)), np.ones((1, 2)), [2], [1]),
+            "group_counts_ranked: found -1.0 at index (0, 0, 0)",
+        ),
+        (
+            lambda: term_exposure_family(np.ones((1, 2, 2)), np.ones(2), [2], [1]),
+            "lengths_ranked: expected a 2-D array, found shape (2,)",
+        ),
+        (
+            lambda: term_exposure_family(np.ones((1, 2, 2)), np.array([[3.0, -3.0]]), [2], [1]),
+            "lengths_ranked: found -3.0 at index (0, 1)",
+        ),
     ],
 )
 def test_bad_inputs_are_refused(call, fragment):
     with pytest.raises(InputError) as info:
         call()
     assert fragment in str(info.value), info.value
+
+
+@pytest.mark.filterwarnings("error")  # no 0/0 warning: lists without group terms, empty lists
+def test_the_family_is_its_seven_tables_and_padding_is_not_read():
+    """q1: one document without group terms (p undefined, TED 0), then padding of 10 terms in 0
+    tokens (never read, no x/0 warning); q2: an empty list (all NaN);
+    q3: [2 f, 0 m] of length 4 then padding whose length is NaN (never read): exposure
+    (2/4, 0), p = (1, 0), RBDF 1, TED = |1 − ½| + |0 − ½| = 1, and TExFAIR = max(TED) − TED
+    with max(TED) = 2(1 − ½) = 1."""
+    counts = np.array([[[0, 0], [5, 5]], [[0, 0], [0, 0]], [[2, 0], [5, 5]]], dtype=float)
+    lengths = np.array([[3.0, 0.0], [0.0, 0.0], [4.0, np.nan]])
+    out = term_exposure_family(counts, lengths, np.array([1, 0, 1]), [1])
+    assert sorted(out) == sorted(
+        ["exposure", "p", "rbdf", "ted", "texfair", "ted_norbdf", "texfair_norbdf"]
+    )
+    np.testing.assert_array_equal(out["exposure"][:, 0], [[0, 0], [np.nan, np.nan], [0.5, 0]])
+    np.testing.assert_array_equal(out["p"][:, 0], [[np.nan] * 2, [np.nan] * 2, [1, 0]])
+    np.testing.assert_array_equal(out["rbdf"][:, 0], [0, np.nan, 1])
+    np.testing.assert_array_equal(out["ted"][:, 0], [0, np.nan, 1])
+    np.testing.assert_array_equal(out["texfair"][:, 0], [1, np.nan, 0])
+    np.testing.assert_array_equal(out["ted_norbdf"][:, 0], [np.nan, np.nan, 1])
+    np.testing.assert_array_equal(out["texfair_norbdf"][:, 0], [np.nan, np.nan, 0])
 
 
 @pytest.mark.filterwarnings("error")  # a document without group terms is no 0/0 warning

@@ -152,7 +152,7 @@ def _neutrality_of_collection(inputs, tau, strict, targets):
     )
 
 
-def collection_ideal(stats, cutoffs, tau=1.0, strict=False, targets=None, background="collection"):
+def collection_ideal(stats, cutoffs, tau, strict, targets, background):
     """The measures' aggregate: ``IFaiRR@k`` of the collection's most neutral documents under
     the measure's own τ, ``strict`` and targets, per cut-off; ``None`` for ``background=run``."""
     if background != "collection":

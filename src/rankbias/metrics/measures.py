@@ -177,8 +177,6 @@ class Parameter:
         return text
 
     def show(self, value: object) -> str:
-        if value is None:
-            return "none"
         if isinstance(value, tuple):
             return "(" + ",".join(f"{v:g}" for v in value) + ")"
         if isinstance(value, bool):

@@ -92,13 +92,11 @@ def term_exposure_family(
     depth = cutoff_positions(lengths, cutoffs)
     exposure = _exposure(counts, doc_len, valid, depth)
     total = exposure.sum(axis=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(total[:, :, None] > 0, exposure / total[:, :, None], np.nan)
-        rbdf = at_cutoffs(rbdf_num, depth) / at_cutoffs(rbdf_den, depth)
+    with np.errstate(invalid="ignore"):  # 0/0: no group terms (exposure ≥ 0 sums to 0)
+        p = exposure / total[:, :, None]
+    rbdf = at_cutoffs(rbdf_num, depth) / at_cutoffs(rbdf_den, depth)  # NaN for an empty list
     divergence = np.abs(p - target[None, None, :]).sum(axis=2)  # NaN without group terms
-    divergence = np.where(total > 0, divergence, np.nan)
-    ted = np.where(rbdf > 0, np.nan_to_num(divergence) * rbdf, 0.0)
-    ted = np.where(depth == 0, np.nan, ted)
+    ted = np.nan_to_num(divergence) * rbdf  # 0 without group terms (rbdf = 0), NaN if empty
     top = max_ted(target)
     return {
         "exposure": exposure,
