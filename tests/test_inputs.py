@@ -14,6 +14,7 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from unprivileged import raised_unprivileged, shared_folder
 
 from rankbias import inputs
 from rankbias.errors import InputError
@@ -150,13 +151,18 @@ def test_opening_errors(tmp_path, reader):
         assert fragment in str(info.value), info.value
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
-def test_unreadable_file(tmp_path):
-    path = tmp_path / "secret.txt"
-    path.write_bytes(b"a\n")
-    path.chmod(0)
-    with pytest.raises(InputError, match="permission denied"):
-        read_bytes(path, "run file")
+def test_unreadable_file():
+    """As ``nobody`` (root reads any file): the folder may be entered, the file not read."""
+    with shared_folder() as folder:
+        (folder / "open.txt").write_bytes(b"a\n")
+        assert raised_unprivileged(lambda: read_bytes(folder / "open.txt", "run file")) is None
+        path = folder / "secret.txt"
+        path.write_bytes(b"a\n")
+        path.chmod(0)
+        assert raised_unprivileged(lambda: read_bytes(path, "run file")) == (
+            "InputError",
+            f"{path}: cannot be read (permission denied); expected a run file",
+        )
 
 
 def test_streams_binary_text_and_names():
