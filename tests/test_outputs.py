@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from terminal import default_signals, python_sigint
+from unprivileged import raised_unprivileged, shared_folder
 
 from rankbias.errors import InputError
 from rankbias.outputs import (
@@ -480,16 +481,20 @@ def test_bad_output_locations_are_refused(tmp_path):
     assert longest.read_text() == "a\n1\n" and temporaries(tmp_path) == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
-def test_an_unwritable_directory_is_refused(tmp_path):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        with pytest.raises(InputError, match="is not writable"):
-            check_output(locked / "out.csv")
-    finally:
-        locked.chmod(0o700)
+def test_an_unwritable_directory_is_refused():
+    """As ``nobody`` (root may write anywhere): a folder it may enter but not write is refused,
+    one it may write is not."""
+    with shared_folder() as folder:
+        locked, open_ = folder / "locked", folder / "open"
+        locked.mkdir(mode=0o555)
+        open_.mkdir()
+        open_.chmod(0o777)
+        assert raised_unprivileged(lambda: check_output(open_ / "out.csv")) is None
+        assert raised_unprivileged(lambda: check_output(locked / "out.csv")) == (
+            "InputError",
+            f"--out {locked}/out.csv: directory {locked} is not writable; expected a writable "
+            "location",
+        )
 
 
 @pytest.mark.signals
