@@ -993,3 +993,33 @@ def test_an_endless_input_is_refused_within_the_limit(files, tmp_path):
     assert done.returncode == 2, done.stderr
     assert "/dev/zero: the line that starts at byte 0 runs for more than 5000000" in done.stderr
     assert not out.exists()
+
+
+def test_the_installed_command_ends_without_teardown_but_loses_nothing(tmp_path, capsys):
+    """The console script (``cli.entry``) ends with ``os._exit``: its standard output read
+    through a pipe is whole, a written table is complete, and a refused input keeps status 2
+    and its one-line message."""
+    script = Path(sys.executable).with_name("rankbias")
+    assert cli.main(["metrics"]) == 0
+    listing = capsys.readouterr().out
+    done = subprocess.run([script, "metrics"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, listing, "")
+    run = tmp_path / "a.run"
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    out = tmp_path / "o.csv"
+    argv = ["score", "--run", str(run), "--metrics", "rbo", "--counterfactual", str(run)]
+    done = subprocess.run([script, *argv, "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # RBO of a list with itself at cut-offs 5, 10, 20: a list of 2 is extrapolated to 1
+    assert out.read_text() == "run,qid,metric,cutoff,value\n" + "".join(
+        f"a,q1,rbo,{k},1.0\n" for k in (5, 10, 20)
+    )
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 1e400 r\n")
+    argv = ["score", "--run", str(bad), "--metrics", "rbo", "--counterfactual", str(bad)]
+    done = subprocess.run([script, *argv, "--out", str(out)], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"rankbias score: error: {bad}:1: score '1e400' overflows a 64-bit float; expected a "
+        "finite number\n"
+    )
