@@ -787,6 +787,23 @@ def test_empty_lists_in_different_chunks_give_the_local_engines_message_and_tabl
     assert got.attrs == expected.attrs and len(got.attrs["empty_queries"][run.name]) == 3
 
 
+def test_runs_of_one_name_give_the_local_engines_message(client):
+    """Two runs of one name could not be told apart in the table: the local engine refuses
+    them, and the Dask engine, which scores each run in parts of its own, says the same
+    instead of a table with both under one name."""
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [2.0, 1.0]})
+    runs = [Run.from_frame(frame, "same"), Run.from_frame(frame.iloc[::-1], "same")]
+    options = dict(metrics=["rbo"], cutoffs=(2,), counterfactual={"same": runs[0]})
+    with pytest.raises(InputError) as local:
+        score_runs(runs, None, **options)
+    with pytest.raises(InputError) as dask:
+        engine.score_runs_on_dask(client, runs, None, **options)
+    assert str(dask.value) == str(local.value)
+    assert (
+        str(local.value) == "two runs share a name in ['same', 'same']; expected distinct run names"
+    )
+
+
 def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
     args = ["score", "--collection", str(collection), "--terms", "default", "--out", str(out)]
     for run in runs:
