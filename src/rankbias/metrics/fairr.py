@@ -66,7 +66,7 @@ def neutrality(
     total = counts.sum(axis=1)
     # a document without group terms is neutral under every reading: its shares are 0/0
     neutral = (total < tau if strict else total <= tau) | (total == 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 only: a total of 0 is a row of zero counts
         share = counts / total[:, None]
     omega = 1.0 - np.abs(share - target[None, :]).sum(axis=1)
     return np.where(neutral, 1.0, omega)
