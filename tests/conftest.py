@@ -40,8 +40,12 @@ def client():
         "distributed", reason="dask.distributed is not installed (the optional extra 'dask')"
     )
     with (
-        distributed.LocalCluster(
-            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        distributed.LocalCluster(  # the scheduler's HTTP server on a free port, as the engine's
+            processes=True,
+            n_workers=2,
+            threads_per_worker=1,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
         ) as cluster,
         distributed.Client(cluster) as connected,
     ):

@@ -804,6 +804,28 @@ def test_runs_of_one_name_give_the_local_engines_message(client):
     )
 
 
+def test_a_background_missing_queries_of_several_chunks_gives_the_local_engines_message(
+    client, tmp_path
+):
+    """A background run without two of the three queries, which the Dask engine scores in
+    chunks of one query: the local engine's message, counting both, not one chunk's."""
+    stats = read_collection_stats(generated_collection(tmp_path / "bg.tsv", 20), default_lexicon())
+    rows = [(q, f"d{i}", 2.0 - i) for q in ("q1", "q2", "q3") for i in range(2)]
+    frame = pd.DataFrame(rows, columns=["qid", "docid", "score"])
+    run = Run.from_frame(frame, "run")
+    background = Run.from_frame(frame[frame.qid == "q2"], "bg")
+    options = dict(metrics=["nfairr(background=run)"], cutoffs=(2,), background=background)
+    with pytest.raises(InputError) as local:
+        score_runs(run, stats, **options)
+    with pytest.raises(InputError) as dask:
+        engine.score_runs_on_dask(client, run, stats, queries_per_task=1, **options)
+    assert str(dask.value) == str(local.value)
+    assert str(local.value) == (
+        "background: run 'bg' has no documents for 2 query(ies) of run 'run', e.g. q1, q3; "
+        "expected a background list for every scored query"
+    )
+
+
 def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
     args = ["score", "--collection", str(collection), "--terms", "default", "--out", str(out)]
     for run in runs:
