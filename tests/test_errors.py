@@ -25,11 +25,20 @@ from rankbias.analysis.psycholinguistic import (
     correlate,
     document_category_counts,
     query_category_shares,
+    read_dic,
+    read_empath_tsv,
     top_categories,
 )
 from rankbias.analysis.query_sets import label_query_sets
-from rankbias.analysis.seme import attach_duo, fit_seme
-from rankbias.analysis.sensitivity import lexicon_of, subsample_stats
+from rankbias.analysis.seme import (
+    accuracy_by_question,
+    attach_duo,
+    fit_seme,
+    polarisation_table,
+    study_orderings,
+    write_study_responses,
+)
+from rankbias.analysis.sensitivity import lexicon_of, subsample_stats, subsampling_study
 from rankbias.collection import iter_documents, read_collection_stats
 from rankbias.counterfactual import substitute_collection
 from rankbias.data.catalog import select
@@ -48,7 +57,13 @@ from rankbias.outputs import check_output, write_table, write_text
 from rankbias.plots import book_table
 from rankbias.retrieval import reciprocal_rank_fusion, top_k
 from rankbias.runs import Run
-from rankbias.scoring import parse_metric_list, plan_measures, required_inputs, score_runs
+from rankbias.scoring import (
+    mean_per_system,
+    parse_metric_list,
+    plan_measures,
+    required_inputs,
+    score_runs,
+)
 from rankbias.text import DocStats, document_stats
 
 
@@ -337,8 +352,8 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
         (lambda: substitute_collection([("a", "he")]), TypeError,
          "collection: expected a DataFrame with columns docid, text, found list"),
         (lambda: attach_duo(pd.DataFrame({"participant_id": []}), pd.DataFrame()), InputError,
-         "responses: lacks the column(s) ['question_id', 'shown']; expected ['participant_id', "
-         "'question_id', 'shown']"),
+         "responses: lacks the column(s) ['question_id', 'shown']; expected a DataFrame with the "
+         "columns participant_id, question_id, shown"),
         (lambda: book_table([1, 2], "A table."), TypeError,
          "frame: expected a DataFrame, found list"),
         (lambda: rank_bins(np.arange(3), 2), ValueError,
@@ -347,8 +362,36 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "bias: expected an array of queries × metrics, found (3,)"),
         (lambda: attach_duo(pd.DataFrame({"participant_id": [], "question_id": [], "shown": []}),
                             pd.DataFrame({"doc_id": []})), InputError,
-         "table: lacks the column(s) ['question_id', 'perspective', 'score']; expected "
-         "['question_id', 'doc_id', 'perspective', 'score']"),
+         "table: lacks the column(s) ['question_id', 'perspective', 'score']; expected a "
+         "DataFrame with the columns question_id, doc_id, perspective, score"),
+        # a table that is no DataFrame at all: the argument named, not an AttributeError
+        (lambda: score_runs(None), TypeError, "runs: expected a Run or a list of them, found "
+         "NoneType None"),
+        (lambda: mean_per_system(None), TypeError,
+         "table: expected a tidy table of score_runs(), found NoneType"),
+        (lambda: consistency_bins(None, ["rab"]), TypeError,
+         "per_query: expected a tidy table of score_runs(), found NoneType"),
+        (lambda: subsampling_study(None, STATS), TypeError,
+         "runs: expected a Run or a list of them, found NoneType None"),
+        (lambda: accuracy_by_question([]), TypeError, "table: expected a DataFrame with the "
+         "columns question_id, perspective, score, found list"),
+        (lambda: study_orderings(pd.DataFrame({"question_id": []})), InputError,
+         "table: lacks the column(s) ['doc_id', 'perspective', 'score']; expected a DataFrame "
+         "with the columns question_id, doc_id, perspective, score"),
+        (lambda: polarisation_table(None, np.zeros((0, 2))), TypeError, "perspectives: expected "
+         "a DataFrame with the columns question_id, doc_id, perspective, found NoneType"),
+        (lambda: fit_seme(None), TypeError,
+         "responses: expected the responses of attach_duo(), found NoneType"),
+        (lambda: write_study_responses(None, WRITE_TO), TypeError, "responses: expected a "
+         "DataFrame with the columns participant_id, corpus, question_id, prior, posterior, "
+         "shown, clicked, found NoneType"),
+        (lambda: read_dic(None), TypeError, "path: expected a file path, found NoneType"),
+        (lambda: read_empath_tsv(None), TypeError, "path: expected a file path, found NoneType"),
+        (lambda: correlate(pd.DataFrame({"qid": [], "metric": [], "value": []}), None),
+         TypeError, "shares: expected a table with the columns qid, category, value, found "
+         "NoneType"),
+        (lambda: top_categories(None), TypeError,
+         "correlations: expected the table of correlate(), found NoneType"),
         (lambda: rank_bins(np.zeros((3, 2), dtype=int), 0), ValueError,
          "n_bins: expected a positive integer, found 0"),
         (lambda: reciprocal_rank_fusion("fused", []), ValueError,

@@ -33,6 +33,18 @@ def expect_items(value, name: str, expected: str = "a list") -> list:
     return list(value)
 
 
+def expect_frame(value, name: str, columns=(), expected: str = "") -> None:
+    """A ``TypeError`` naming ``name`` unless ``value`` is a pandas DataFrame (``expected``
+    says which, in words), then an :class:`InputError` naming the ``columns`` it lacks."""
+    import pandas as pd  # here: the command line imports this module before any numerical one
+
+    expected = expected or f"a DataFrame with the columns {', '.join(columns)}"
+    if not isinstance(value, pd.DataFrame):
+        raise TypeError(f"{name}: expected {expected}, found {type(value).__name__}")
+    if lacking := [c for c in columns if c not in value.columns]:
+        raise InputError(f"{name}: lacks the column(s) {lacking}; expected {expected}")
+
+
 def expect_flag(value, name: str) -> bool:
     """``value`` if it is a bool (``numpy.bool_`` too); else a ``TypeError`` naming ``name``: a
     string such as ``"no"`` or ``"false"`` is true to Python, and would silently mean ``True``."""

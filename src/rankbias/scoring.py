@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_items, expect_type
+from rankbias.errors import InputError, expect_frame, expect_items, expect_type
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -81,6 +81,7 @@ def mean_per_system(
     categories give no row.  A lacking column is an :class:`~rankbias.errors.InputError`.
     """
     by = list(by)
+    expect_frame(table, "table", expected="a tidy table of score_runs()")
     lacking = [c for c in [*by, "value"] if c not in table.columns]
     if lacking:
         raise InputError(
@@ -456,6 +457,7 @@ def _protected_flags(membership) -> pd.Series:
 
 
 def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
+    expect_frame(frame, what, expected=f"a DataFrame with the columns {', '.join(columns)}")
     lacking = [c for c in columns if c not in frame.columns]
     if lacking:
         raise InputError(
@@ -496,7 +498,9 @@ def score_runs(
     (run, and ``"<background> (background of <run>)"``, → count), ``empty_queries`` (run →
     qids) and ``undefined_values`` ((run, metric) → number of NaN values).
     """
-    runs = [runs] if isinstance(runs, Run) else list(runs)
+    runs = (
+        [runs] if isinstance(runs, Run) else expect_items(runs, "runs", "a Run or a list of them")
+    )
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing: expected one of {MISSING_POLICIES}, found {missing!r}")
     if empty not in ("error", "nan"):

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_fraction, expect_seed
+from rankbias.errors import InputError, expect_count, expect_fraction, expect_frame, expect_seed
 from rankbias.metrics.measures import HigherIs, higher_is
 
 __all__ = [
@@ -223,6 +223,7 @@ class _BiasTable(NamedTuple):
 
 
 def _check_columns(per_query: pd.DataFrame) -> None:
+    expect_frame(per_query, "per_query", expected="a tidy table of score_runs()")
     missing = [c for c in _COLUMNS if c not in per_query.columns]
     if missing:
         raise InputError(

@@ -22,6 +22,7 @@ with ``unsupported="skip"`` left out and counted in :attr:`CategoryDictionary.sk
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from rankbias.errors import (
     expect_count,
     expect_flag,
     expect_fraction,
+    expect_frame,
     expect_items,
     expect_type,
     located,
@@ -191,7 +193,7 @@ def read_dic(
     """Read a dictionary in LIWC ``.dic`` format (module docstring); a malformed header or entry
     is an :class:`InputError` naming the file and line."""
     _check_unsupported(unsupported)
-    path = Path(path)
+    path = Path(expect_type(path, "path", str | os.PathLike, "a file path"))
     try:
         text = path.read_text(encoding=encoding)
     except UnicodeDecodeError as error:
@@ -299,7 +301,7 @@ def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDict
     multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"``
     refuses them); a category without terms or named twice is an error."""
     _check_unsupported(unsupported)
-    path = Path(path)
+    path = Path(expect_type(path, "path", str | os.PathLike, "a file path"))
     categories: list[str] = []
     words: dict[str, set[int]] = {}
     skipped = 0
@@ -508,6 +510,8 @@ def correlate(
         (per_query_metric, "metric", "metric"),
         (shares, "category", "shares"),
     ):
+        name = "per_query_metric" if key == "metric" else "shares"
+        expect_frame(frame, name, expected=f"a table with the columns qid, {key}, value")
         lacking = {"qid", key, "value"} - set(frame.columns)
         if lacking:
             raise InputError(f"the {what} table lacks column(s) {sorted(lacking)}")
@@ -574,6 +578,7 @@ def top_categories(correlations: pd.DataFrame, k: int = 5, adjust: bool = True) 
     column = "significant_bh" if expect_flag(adjust, "adjust") else "significant"
     p_column = "p_bh" if adjust else "p"
     expect_count(k, "k")
+    expect_frame(correlations, "correlations", expected="the table of correlate()")
     lacking = {"metric", "category", "r", p_column, column} - set(correlations.columns)
     if lacking:
         raise InputError(f"correlations: lacks column(s) {sorted(lacking)}; expected correlate()'s")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
 from collections.abc import Sequence
 from importlib import resources
@@ -35,7 +36,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_flag, expect_fraction, located
+from rankbias.errors import (
+    InputError,
+    expect_flag,
+    expect_fraction,
+    expect_frame,
+    expect_type,
+    located,
+)
 from rankbias.inputs import Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 from rankbias.metrics.duo import (
     duo,
@@ -177,6 +185,7 @@ def polarisation_table(
     minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors)."""
     if removal not in ("none", "pooled", "per_question"):
         raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
+    expect_frame(perspectives, "perspectives", ("question_id", "doc_id", "perspective"))
     embeddings = np.asarray(embeddings)
     if embeddings.shape[0] != len(perspectives):
         raise ValueError(
@@ -210,6 +219,7 @@ def polarisation_table(
 
 def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
     """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
+    expect_frame(table, "table", ("question_id", "perspective", "score"))
     values = [
         (question, polarisation_accuracy(g["score"].to_numpy(), g["perspective"].to_numpy()))
         for question, g in table.groupby("question_id")
@@ -231,6 +241,7 @@ def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str,
 def study_orderings(table: pd.DataFrame) -> pd.DataFrame:
     """The study's two orderings per question (most biased, most balanced): per
     ``(question_id, condition)``, ``shown`` doc ids, their ``labels``, ``duo`` and signed Duos."""
+    expect_frame(table, "table", ("question_id", "doc_id", "perspective", "score"))
     rows = []
     for question, group in table.groupby("question_id", sort=True):
         scores = group["score"].to_numpy(dtype=float)
@@ -259,8 +270,7 @@ def attach_duo(responses: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         (responses, "responses", ("participant_id", "question_id", "shown")),
         (table, "table", ("question_id", "doc_id", "perspective", "score")),
     ):
-        if lacking := [c for c in columns if c not in frame.columns]:
-            raise InputError(f"{name}: lacks the column(s) {lacking}; expected {list(columns)}")
+        expect_frame(frame, name, columns)
     score_of = dict(zip(table["doc_id"], table["score"], strict=True))
     question_of = dict(zip(table["doc_id"], table["question_id"], strict=True))
     references = {
@@ -342,6 +352,7 @@ def fit_seme(
     (:func:`attach_duo`).  ``robust=True``: HC3 standard errors (MacKinnon & White 1985);
     ``combined=True`` adds all corpora pooled; the interval of β2 is ``1 − alpha``.  A subset too
     small or without variation gets NaN, listed in ``attrs["undefined"]``."""
+    expect_frame(responses, "responses", expected="the responses of attach_duo()")
     missing = {"corpus", "prior", "posterior", "n_clicked", duo_column} - set(responses.columns)
     if missing:
         raise ValueError(f"responses: expected the columns {sorted(missing)}, not found")
@@ -489,7 +500,8 @@ _COMPRESSION_BY_SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zi
 def write_study_responses(responses: pd.DataFrame, path: str | Path) -> Path:
     """Write ``responses`` in the layout :func:`read_study_responses` reads (the seven public
     columns and ``condition`` when present)."""
-    path = Path(path)
+    expect_frame(responses, "responses", _RESPONSE_COLUMNS)
+    path = Path(expect_type(path, "path", str | os.PathLike, "a file path"))
     columns = list(_RESPONSE_COLUMNS) + (["condition"] if "condition" in responses else [])
     out = responses[columns].copy()
     out["shown"] = out["shown"].map(_SEPARATOR.join)

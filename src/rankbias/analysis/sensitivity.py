@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankbias.errors import InputError, expect_count, expect_type
+from rankbias.errors import InputError, expect_count, expect_items, expect_type
 from rankbias.lexicon import Lexicon, subsample
 from rankbias.runs import Run
 from rankbias.scoring import DEFAULT_MEASURES, score_runs
@@ -107,7 +107,9 @@ def subsampling_study(
     as ``fraction, seed, run, qid, metric, cutoff, value`` (categorical ids);
     ``attrs["undefined_values"]``/``attrs["terms_kept"]`` map ``(fraction, seed)`` to the NaN
     counts and the terms kept per group."""
-    runs = [runs] if isinstance(runs, Run) else list(runs)
+    runs = (
+        [runs] if isinstance(runs, Run) else expect_items(runs, "runs", "a Run or a list of them")
+    )
     lexicon = lexicon_of(stats) if lexicon is None else lexicon
     seeds = [expect_count(s, "seeds", 0) for s in seeds]  # 1.7 was read as 1
     fractions = [float(f) for f in fractions]
