@@ -8,6 +8,7 @@ fresh entropy (a different Duo estimate on every call).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from rankbias.analysis.agreement import metric_correlation, paired_tests, split_label
 from rankbias.analysis.compare import compare
 from rankbias.analysis.consistency import bias_ranks, consistency_bins, rank_bins
+from rankbias.analysis.explain import explain
 from rankbias.analysis.psycholinguistic import (
     CategoryDictionary,
     category_shares,
@@ -300,6 +302,7 @@ DICTIONARY = CategoryDictionary.from_mapping({"pronoun": ["he", "she"], "verb": 
 COUNTS_OF = document_category_counts(["he is", "she"], DICTIONARY, docids=["a", "b"])
 SHARES = category_shares(RUN, COUNTS_OF, cutoff=2)
 WRITE_TO = Path(tempfile.gettempdir()) / f"rankbias-test-errors-{os.getpid()}.csv"
+TABLE = score_runs([RUN, dataclasses.replace(RUN, name="other")], STATS, ["rab_tc", "nfairr"], [2])
 PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5, 0.2]})
 
 
@@ -392,6 +395,21 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
          "NoneType"),
         (lambda: top_categories(None), TypeError,
          "correlations: expected the table of correlate(), found NoneType"),
+        # a later argument of the wrong kind: named, not a comparison or iteration failing inside
+        (lambda: score_runs(RUN, STATS, ["rab_tc"], [None]), TypeError,
+         "cutoffs: expected integers ≥ 1, found None in [None]"),
+        (lambda: mean_per_system(TABLE, None), TypeError,
+         "by: expected a list of column names, found NoneType None"),
+        (lambda: consistency_bins(TABLE, None), TypeError,
+         "metrics: expected a list of measure names, found NoneType None"),
+        (lambda: consistency_bins(TABLE, ["rab_tc", "nfairr"], run={}), TypeError,
+         "run: expected a run name or None, found dict"),
+        (lambda: consistency_bins(TABLE, ["rab_tc", "nfairr"], directions=0.5), TypeError,
+         "directions: expected a mapping metric → direction, found float"),
+        (lambda: compare(TABLE, metrics=[]), ValueError,
+         "metrics: expected at least one measure name, found none"),
+        (lambda: explain(RUN, STATS, None, ["rab_tc@2"]), TypeError,
+         "qids: expected a list, found NoneType None"),
         (lambda: rank_bins(np.zeros((3, 2), dtype=int), 0), ValueError,
          "n_bins: expected a positive integer, found 0"),
         (lambda: reciprocal_rank_fusion("fused", []), ValueError,

@@ -80,7 +80,7 @@ def mean_per_system(
     keep their first order; a missing key (the ``<NA>`` cut-off) is a group of its own; unused
     categories give no row.  A lacking column is an :class:`~rankbias.errors.InputError`.
     """
-    by = list(by)
+    by = expect_items(by, "by", "a list of column names")
     expect_frame(table, "table", expected="a tidy table of score_runs()")
     lacking = [c for c in [*by, "value"] if c not in table.columns]
     if lacking:
@@ -186,6 +186,8 @@ def _check_cutoffs(cutoffs: Sequence[int]) -> tuple[int, ...]:
         checked = tuple(dict.fromkeys(CUTOFF.check(k) for k in cutoffs))
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"cutoffs: {exc}") from None
+    if None in checked:  # the cut-off parameter's "none" (the scorer's cut-offs) is no cut-off
+        raise TypeError(f"cutoffs: expected integers ≥ 1, found None in {list(cutoffs)}")
     if not checked:
         raise ValueError("cutoffs: expected at least one integer ≥ 1, found none")
     return checked

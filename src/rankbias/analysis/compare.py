@@ -30,6 +30,7 @@ from rankbias.errors import (
     InputError,
     expect_count,
     expect_fraction,
+    expect_items,
     expect_seed,
     expect_type,
     located,
@@ -266,6 +267,8 @@ def compare(
     expect_fraction(alpha, "alpha")
     frame = check_scores(scores)
     if metrics is not None:  # a name at all its cut-offs, name@k at one, or 'P@10' as a name
+        if not (metrics := expect_items(metrics, "metrics", "a list of measure names")):
+            raise ValueError("metrics: expected at least one measure name, found none")
         wanted = [(m, *split_cutoff(m)) for m in metrics]
         keep = {m: ((frame["metric"] == name) & (frame["cutoff"] == k if k else True))
                 | (frame["metric"] == m) for m, name, k in wanted}  # fmt: skip

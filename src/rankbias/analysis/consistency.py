@@ -29,7 +29,15 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_fraction, expect_frame, expect_seed
+from rankbias.errors import (
+    InputError,
+    expect_count,
+    expect_fraction,
+    expect_frame,
+    expect_items,
+    expect_seed,
+    expect_type,
+)
 from rankbias.metrics.measures import HigherIs, higher_is
 
 __all__ = [
@@ -62,6 +70,8 @@ def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> 
     """``"fairer"``, ``"biased"`` or ``"signed"`` for a metric: ``directions`` first, then the
     registry; a registry metric that is not a fairness score, or an unknown metric without a
     given direction, is a ValueError saying why."""
+    if directions is not None:
+        expect_type(directions, "directions", Mapping, "a mapping metric → direction")
     if directions and metric in directions:
         kind = directions[metric]
         if kind not in DIRECTIONS:
@@ -235,7 +245,7 @@ def _check_columns(per_query: pd.DataFrame) -> None:
 def _check_metrics(metrics, directions, minimum: int) -> tuple[str, ...]:
     if isinstance(metrics, str):
         raise TypeError(f"metrics must be a sequence of names, found the string {metrics!r}")
-    metrics = tuple(metrics)
+    metrics = tuple(expect_items(metrics, "metrics", "a list of measure names"))
     if len(set(metrics)) != len(metrics):
         raise ValueError(f"metrics repeat in {list(metrics)}; expected distinct names")
     if len(metrics) < minimum:
@@ -315,6 +325,8 @@ def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum)
     rows = per_query[per_query["metric"].isin(metrics)]
+    if run is not None and not isinstance(run, str):
+        raise TypeError(f"run: expected a run name or None, found {type(run).__name__}")
     if run is not None:
         rows = rows[rows["run"] == run]
     if cutoff is not None:

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_seed, expect_type
+from rankbias.errors import InputError, expect_count, expect_items, expect_seed, expect_type
 from rankbias.metrics.measures import get_measure
 from rankbias.metrics.ranked import position_discount
 from rankbias.runs import Run
@@ -140,7 +140,7 @@ def explain(
     is.  A query given twice is explained once; a measure given twice, however spelled, is a
     ValueError, as in :func:`score_runs`."""
     _check_inputs(run, stats)
-    qids = list(dict.fromkeys([qids] if isinstance(qids, str) else qids))
+    qids = list(dict.fromkeys([qids] if isinstance(qids, str) else expect_items(qids, "qids")))
     if isinstance(metrics, str):
         raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
     if not qids or not metrics:
