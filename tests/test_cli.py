@@ -437,6 +437,8 @@ def test_the_first_signal_ends_a_command_waiting_on_a_fifo(files, tmp_path, how,
 
 
 @pytest.mark.signals
+# Python reports the swallowed exception as "ignored in __del__": the situation under test
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
 def test_a_signal_whose_exception_was_swallowed_still_ends_a_wait(how):
     """A signal's exception raised where Python swallows it (here a finaliser; seen inside an

@@ -498,6 +498,8 @@ def test_an_unwritable_directory_is_refused():
 
 
 @pytest.mark.signals
+# Python reports the swallowed exception as "ignored in __del__": the situation under test
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_terminated_swallowed_by_a_finaliser_still_ends_the_write(tmp_path):
     """SIGTERM whose handler runs while the main thread is in a ``__del__``: Python prints and
     drops the ``Terminated``; the temporary is gone all the same, and closing the writer ends
