@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankbias.analysis.compare import OUTPUT, read_scores
+from rankbias.analysis.compare import OUTPUT, compare, read_scores
 from rankbias.cli import main
 from rankbias.errors import InputError
+from rankbias.outputs import write_table
 
 REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "data/build/wikisample"
@@ -59,6 +60,27 @@ def test_baseline_test_and_correction_reach_the_library(tmp_path):
     assert list(table["run_b"]) == ["plain", "plain"]
     assert set(table["test"]) == {"paired t"}
     assert np.allclose(table["p_adjusted"], table["p_value"])
+
+
+def test_every_option_reaches_the_library(tmp_path):
+    """The command's table is the library's for the same options, byte for byte, and not the
+    table of the defaults: resamples, sign flips, seed, confidence, level and correction."""
+    scores = write_scores(tmp_path / "scores.csv", shift=0.02)
+    options = dict(bootstrap=200, permutations=300, seed=7, confidence=0.9, alpha=0.9)
+    argv = [f"--{k}={v}" for k, v in options.items()]
+    outs = {name: tmp_path / f"{name}.csv" for name in ("given", "default", "library")}
+    args = ["compare", str(scores), "-q", "--out"]
+    assert main([*args, str(outs["given"]), *argv, "--correction", "bh"]) == 0
+    assert main([*args, str(outs["default"])]) == 0
+    table = compare(read_scores(scores), None, "randomisation", correction="bh", **options)
+    write_table(outs["library"], table)
+    assert outs["given"].read_bytes() == outs["library"].read_bytes()
+    given, default = (pd.read_csv(outs[k]) for k in ("given", "default"))
+    for column in ("ci_low", "ci_high", "p_value", "p_adjusted"):
+        assert not np.allclose(given[column], default[column]), column
+    # fair vs noisy: adjusted p ≈ 0.8, significant at the level 0.9 only
+    assert list(given["significant"]) == [True, True, False]
+    assert list(default["significant"]) == [True, False, False]
 
 
 def test_a_score_table_from_rankbias_score_round_trips(tmp_path):
