@@ -83,6 +83,26 @@ def test_every_option_reaches_the_library(tmp_path):
     assert list(default["significant"]) == [True, False, False]
 
 
+def test_queries_left_out_and_system_level_measures_are_reported(tmp_path, capsys):
+    """Run b lacks q8 and q9 and is undefined on q0: 7 queries compared, the 3 others counted by
+    reason; a measure with one value per run (qid "all") is named, not tested."""
+    rows = [("a", f"q{i}", "nfairr", 10, 0.5 + 0.01 * i) for i in range(10)]
+    rows += [("b", f"q{i}", "nfairr", 10, np.nan if i == 0 else 0.4) for i in range(8)]
+    rows += [("a", "all", "prf_m", 10, 0.3), ("b", "all", "prf_m", 10, 0.2)]
+    scores = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["run", "qid", "metric", "cutoff", "value"]).to_csv(
+        scores, index=False
+    )
+    out = tmp_path / "cmp.csv"
+    assert main(["compare", str(scores), "--out", str(out), "-q", "--bootstrap", "100"]) == 0
+    assert capsys.readouterr().err == (
+        "nfairr@10 a vs b: queries left out: 1 undefined (NaN) in either run, 2 only in a\n"
+        "system-level measures (one value per run, nothing to test over queries): prf_m\n"
+        f"1 comparisons -> {out}\n"
+    )
+    assert pd.read_csv(out)["n_queries"].tolist() == [7]
+
+
 def test_a_score_table_from_rankbias_score_round_trips(tmp_path):
     if not (TESTBED / ".complete").exists():
         pytest.skip("needs the testbed (make data)")
