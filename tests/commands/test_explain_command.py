@@ -189,6 +189,7 @@ def test_permutations_and_seed_reach_a_sampled_shapley_estimate(tmp_path):
     default = contributions()
     assert set(default["kind"]) == {"shapley (mean of 1000 orders)"}
     assert default.equals(contributions("--seed", "0", "--permutations", "1000"))
+    assert not np.allclose(contributions("--seed", "7")["contribution"], default["contribution"])
     other = contributions("--seed", "7", "--permutations", "40")
     assert set(other["kind"]) == {"shapley (mean of 40 orders)"}
     assert not np.allclose(other["contribution"], default["contribution"])
@@ -196,3 +197,13 @@ def test_permutations_and_seed_reach_a_sampled_shapley_estimate(tmp_path):
     for table in (default, other):
         total = table["contribution"].sum()
         assert total == pytest.approx(table["value"].iloc[0] - table["baseline"].iloc[0])
+
+
+def test_the_paper_term_frequency_variant_reads_per_term_counts(tmp_path):
+    """RaB with magnitude=tf_paper needs each term's count: the command asks the collection
+    for them (without --top-terms too), and the contributions add up to the value."""
+    args = base(tmp_path, "--qid", "q0007", "--metrics", "rab(magnitude=tf_paper)@5")
+    assert main(["-q", *args]) == 0
+    table = pd.read_csv(tmp_path / "explained.csv")
+    assert len(table) == 5 and set(table["metric"]) == {"rab_tf_paper"}
+    assert table["contribution"].sum() == pytest.approx(table["value"].iloc[0])
