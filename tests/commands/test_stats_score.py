@@ -410,3 +410,33 @@ def test_terms_refuses_a_broken_pair_file_naming_its_line(tmp_path, collection, 
                  "--workers", "1", "--out", str(out)]) == 2  # fmt: skip
     assert f"{pairs}:3: term 'he' is already listed on line 2" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_stats_threshold_report_and_reserved_labels(tmp_path, capsys):
+    """A document with one group term is neutral (Σ_g M_g = 1 ≤ τ = 1: ω = 1, not 1 − 1 = 0);
+    the report counts the documents; a group labelled like an output column is refused."""
+    collection = tmp_path / "c.tsv"
+    collection.write_text("a\tshe said\nb\tnothing here\n")
+    terms, clash = tmp_path / "t.csv", tmp_path / "clash.csv"
+    terms.write_text("she,f\nhe,m\n")
+    clash.write_text("she,neutrality\nhe,m\n")
+    out = tmp_path / "s.csv"
+    argv = ["stats", "--collection", str(collection), "--out", str(out), "--terms"]
+    assert main([*argv, str(terms)]) == 0
+    assert pd.read_csv(out).neutrality.tolist() == [1.0, 1.0]
+    assert capsys.readouterr().err == f"2 documents -> {out}\n"
+    assert main([*argv, str(clash)]) == 2
+    assert capsys.readouterr().err == (
+        f"rankbias stats: error: {clash}: group label(s) ['neutrality'] clash with output columns\n"
+    )
+
+
+def test_stats_of_an_empty_collection_is_refused_and_writes_nothing(tmp_path, capsys):
+    empty, out = tmp_path / "empty.tsv", tmp_path / "s.csv"
+    empty.write_bytes(b"")
+    argv = ["stats", "--collection", str(empty), "--terms", "default", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"rankbias stats: error: {empty}: the collection is empty; expected documents\n"
+    )
+    assert list(tmp_path.iterdir()) == [empty]
