@@ -826,6 +826,29 @@ def test_a_background_missing_queries_of_several_chunks_gives_the_local_engines_
     )
 
 
+def test_background_documents_missing_in_several_chunks_give_the_local_engines_message(
+    client, tmp_path
+):
+    """A background run whose documents for two queries are not in the collection, the Dask
+    engine scoring one query per chunk: the local engine's message, counting both."""
+    stats = read_collection_stats(generated_collection(tmp_path / "c.tsv", 20), default_lexicon())
+    rows = [(q, f"d{i}", 2.0 - i) for q in ("q1", "q2", "q3") for i in range(2)]
+    run = Run.from_frame(pd.DataFrame(rows, columns=["qid", "docid", "score"]), "run")
+    absent = [(q, f"x{q}", 1.0) for q in ("q1", "q3")] + [("q2", "d1", 1.0)]
+    background = Run.from_frame(pd.DataFrame(absent, columns=["qid", "docid", "score"]), "bg")
+    options = dict(metrics=["nfairr(background=run)"], cutoffs=(2,), background=background)
+    with pytest.raises(InputError) as local:
+        score_runs(run, stats, **options)
+    with pytest.raises(InputError) as dask:
+        engine.score_runs_on_dask(client, run, stats, queries_per_task=1, **options)
+    assert str(dask.value) == str(local.value)
+    assert str(local.value) == (
+        "background: run 'bg' names 2 document(s) absent from the collection (2 retrieved "
+        "row(s)), e.g. xq1, xq3; expected every docid in the collection, or missing='neutral' "
+        "(--missing neutral) to count them as neutral"
+    )
+
+
 def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
     args = ["score", "--collection", str(collection), "--terms", "default", "--out", str(out)]
     for run in runs:
