@@ -235,3 +235,29 @@ def test_build_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.M
     # on a terminal: log lines above the bars, and sentence-transformers shows its encoding bars
     assert main(["data", "build", "--out", str(tmp_path / "w")]) == 0
     assert seen[-1] == (tqdm.write, logging.INFO)
+
+
+def test_verify_reports_a_file_that_differs_with_both_checksums(tmp_path, public, capsys):
+    """A catalogued file one byte longer: status 2, its line names it and its path, the
+    message gives the catalogued and the found checksum and size (sha256 computed here)."""
+    name = Path("cpjku_fairness_retrieval_results") / "LICENSE"
+    original = (public / name).read_bytes()
+    local = tmp_path / name
+    local.parent.mkdir()
+    local.write_bytes(original + b"\n")
+    assert main(["data", "verify", "cpjku/LICENSE", "--dest", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == f"differs  cpjku/LICENSE  ({local})\n"
+    expected, found = (hashlib.sha256(data).hexdigest() for data in (original, original + b"\n"))
+    assert err == (
+        f"rankbias data: error: 1 of 1 resource(s) in {tmp_path} failed verification: {local}: "
+        f"expected sha256 {expected} ({len(original)} bytes), found sha256 {found} "
+        f"({len(original) + 1} bytes) — run `rankbias data fetch` (with --overwrite for files "
+        "that differ)\n"
+    )
+
+
+def test_verify_names_three_failures_and_counts_a_fourth(tmp_path, capsys):
+    assert main(["data", "verify", "genderbias_ir", "cpjku/LICENSE", "--dest", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count(" missing") == 3 and "; and 1 more (listed above) — run" in err
