@@ -804,49 +804,39 @@ def test_runs_of_one_name_give_the_local_engines_message(client):
     )
 
 
-def test_a_background_missing_queries_of_several_chunks_gives_the_local_engines_message(
-    client, tmp_path
+@pytest.mark.parametrize(
+    ("background_rows", "message"),
+    [
+        (  # no list for q1 and q3
+            [("q2", "d0", 2.0), ("q2", "d1", 1.0)],
+            "background: run 'bg' has no documents for 2 query(ies) of run 'run', e.g. q1, q3; "
+            "expected a background list for every scored query",
+        ),
+        (  # lists for all three, but those of q1 and q3 name documents the collection lacks
+            [("q1", "xq1", 1.0), ("q3", "xq3", 1.0), ("q2", "d1", 1.0)],
+            "background: run 'bg' names 2 document(s) absent from the collection (2 retrieved "
+            "row(s)), e.g. xq1, xq3; expected every docid in the collection, or "
+            "missing='neutral' (--missing neutral) to count them as neutral",
+        ),
+    ],
+)
+def test_a_background_that_fails_in_several_chunks_gives_the_local_engines_message(
+    client, tmp_path, background_rows, message
 ):
-    """A background run without two of the three queries, which the Dask engine scores in
-    chunks of one query: the local engine's message, counting both, not one chunk's."""
-    stats = read_collection_stats(generated_collection(tmp_path / "bg.tsv", 20), default_lexicon())
-    rows = [(q, f"d{i}", 2.0 - i) for q in ("q1", "q2", "q3") for i in range(2)]
-    frame = pd.DataFrame(rows, columns=["qid", "docid", "score"])
-    run = Run.from_frame(frame, "run")
-    background = Run.from_frame(frame[frame.qid == "q2"], "bg")
-    options = dict(metrics=["nfairr(background=run)"], cutoffs=(2,), background=background)
-    with pytest.raises(InputError) as local:
-        score_runs(run, stats, **options)
-    with pytest.raises(InputError) as dask:
-        engine.score_runs_on_dask(client, run, stats, queries_per_task=1, **options)
-    assert str(dask.value) == str(local.value)
-    assert str(local.value) == (
-        "background: run 'bg' has no documents for 2 query(ies) of run 'run', e.g. q1, q3; "
-        "expected a background list for every scored query"
-    )
-
-
-def test_background_documents_missing_in_several_chunks_give_the_local_engines_message(
-    client, tmp_path
-):
-    """A background run whose documents for two queries are not in the collection, the Dask
-    engine scoring one query per chunk: the local engine's message, counting both."""
+    """The Dask engine scores one query per chunk; a background run that fails two queries
+    gives the local engine's message, counting both, not one chunk's."""
     stats = read_collection_stats(generated_collection(tmp_path / "c.tsv", 20), default_lexicon())
     rows = [(q, f"d{i}", 2.0 - i) for q in ("q1", "q2", "q3") for i in range(2)]
-    run = Run.from_frame(pd.DataFrame(rows, columns=["qid", "docid", "score"]), "run")
-    absent = [(q, f"x{q}", 1.0) for q in ("q1", "q3")] + [("q2", "d1", 1.0)]
-    background = Run.from_frame(pd.DataFrame(absent, columns=["qid", "docid", "score"]), "bg")
+    columns = ["qid", "docid", "score"]
+    run = Run.from_frame(pd.DataFrame(rows, columns=columns), "run")
+    background = Run.from_frame(pd.DataFrame(background_rows, columns=columns), "bg")
     options = dict(metrics=["nfairr(background=run)"], cutoffs=(2,), background=background)
     with pytest.raises(InputError) as local:
         score_runs(run, stats, **options)
     with pytest.raises(InputError) as dask:
         engine.score_runs_on_dask(client, run, stats, queries_per_task=1, **options)
     assert str(dask.value) == str(local.value)
-    assert str(local.value) == (
-        "background: run 'bg' names 2 document(s) absent from the collection (2 retrieved "
-        "row(s)), e.g. xq1, xq3; expected every docid in the collection, or missing='neutral' "
-        "(--missing neutral) to count them as neutral"
-    )
+    assert str(local.value) == message
 
 
 def score_args(collection: Path, runs: list[Path], out: Path, extra=()) -> list[str]:
