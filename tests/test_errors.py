@@ -19,7 +19,7 @@ import pytest
 
 from rankbias.analysis.agreement import metric_correlation, paired_tests, split_label
 from rankbias.analysis.compare import compare
-from rankbias.analysis.consistency import bias_ranks, consistency_bins, rank_bins
+from rankbias.analysis.consistency import bias_direction, bias_ranks, consistency_bins, rank_bins
 from rankbias.analysis.explain import explain
 from rankbias.analysis.psycholinguistic import (
     CategoryDictionary,
@@ -46,7 +46,7 @@ from rankbias.counterfactual import substitute_collection
 from rankbias.data.catalog import select
 from rankbias.data.fetch import fetch
 from rankbias.effectiveness import effectiveness, split_measure
-from rankbias.errors import InputError, expect_count, expect_flag, expect_items
+from rankbias.errors import InputError, expect_choice, expect_count, expect_flag, expect_items
 from rankbias.inputs import read_bytes
 from rankbias.lexicon import default_lexicon, subsample
 from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
@@ -55,10 +55,10 @@ from rankbias.metrics.prf import pairwise_ranking_fairness, t_statistic_squared
 from rankbias.metrics.ranked import position_discount
 from rankbias.metrics.texfair import distribution_distance
 from rankbias.models import embed_texts, load_sentence_encoder
-from rankbias.outputs import check_output, write_table, write_text
+from rankbias.outputs import atomic_open, check_output, write_table, write_text
 from rankbias.plots import book_table
 from rankbias.retrieval import reciprocal_rank_fusion, top_k
-from rankbias.runs import Run
+from rankbias.runs import Run, read_run
 from rankbias.scoring import (
     mean_per_system,
     parse_metric_list,
@@ -66,7 +66,7 @@ from rankbias.scoring import (
     required_inputs,
     score_runs,
 )
-from rankbias.text import DocStats, document_stats
+from rankbias.text import DocStats, TermMatcher, document_stats, tokenize
 
 
 @pytest.mark.parametrize("value", [True, False, np.True_, np.False_])
@@ -553,6 +553,50 @@ def test_the_seme_regression_names_a_value_it_cannot_fit(column, value, shown, d
         f"responses: column {column!r} holds {shown} at row 2 (1 such row(s)); expected finite "
         "numbers (read_study_responses skips and counts a response without an answer)"
     )
+
+
+def test_a_choice_is_one_of_its_strings():
+    assert expect_choice("b", "name", ("a", "b")) == "b"
+    for value in ["c", "A", "", None, 1, ["a"], np.array(["a"]), pd.DataFrame({"a": ["a"]})]:
+        with pytest.raises(ValueError, match=r"^name: expected one of 'a', 'b', found "):
+            expect_choice(value, "name", ("a", "b"))
+
+
+# a table or an array where a choice is expected: `in` compared it element by element and
+# failed with "The truth value of a DataFrame is ambiguous"
+TABLE_AS_CHOICE = pd.DataFrame({"value": ["a"]})
+NO_PERSPECTIVES = pd.DataFrame(columns=["question_id", "doc_id", "perspective"])
+
+
+@pytest.mark.parametrize(
+    ("call", "name", "choices"),
+    [
+        (lambda x: Run.from_frame(PER_QUERY.assign(docid="d", score=1.0), "r", order=x), "order",
+         "'score', 'given'"),
+        (lambda x: read_run(WRITE_TO, order=x), "order", "'score', 'file'"),
+        (lambda x: atomic_open(WRITE_TO, x).__enter__(), "mode", "'w', 'wb'"),
+        (lambda x: tokenize("he", x), "tokenizer", "'default', 'whitespace'"),
+        (lambda x: TermMatcher(default_lexicon(), x), "tokenizer", "'default', 'whitespace'"),
+        (lambda x: score_runs([RUN], STATS, ["nfairr"], [2], missing=x), "missing",
+         "'error', 'neutral'"),
+        (lambda x: score_runs([RUN], STATS, ["nfairr"], [2], empty=x), "empty", "'error', 'nan'"),
+        (lambda x: bias_direction("duo", {"duo": x}), r"directions\['duo'\]",
+         "'fairer', 'biased', 'signed'"),
+        (lambda x: consistency_bins(TABLE, ["rab_tc@2", "nfairr@2"], undefined=x), "undefined",
+         "'exclude', 'error'"),
+        (lambda x: compare(TABLE, test=x), "test", "'randomisation', 't', 'wilcoxon'"),
+        (lambda x: compare(TABLE, correction=x), "correction",
+         "'holm', 'bonferroni', 'bh', 'none'"),
+        (lambda x: polarisation_table(NO_PERSPECTIVES, np.zeros((0, 2)), removal=x), "removal",
+         "'none', 'pooled', 'per_question'"),
+        (lambda x: category_shares(RUN, COUNTS_OF, 2, missing=x), "missing", "'error', 'skip'"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("value", [TABLE_AS_CHOICE, np.array(["a", "b"]), 1, "neither"])
+def test_every_choice_argument_names_itself_whatever_it_is_given(call, name, choices, value):
+    with pytest.raises(ValueError, match=rf"^{name}: expected one of {choices}, found "):
+        call(value)
+    assert not WRITE_TO.exists()
 
 
 def test_what_the_checks_let_through_still_works():

@@ -244,7 +244,7 @@ def test_file_order_is_explicit_and_keeps_line_order(tmp_path):
     assert by_file.ranked("q1").tolist() == ["b", "a", "c"]
     assert by_file.qids.tolist() == ["q0", "q1"]
     assert by_file.cut(2).ranked("q1").tolist() == ["b", "a"]
-    with pytest.raises(ValueError, match="order must be"):
+    with pytest.raises(ValueError, match="order: expected one of 'score', 'file', found 'rank'"):
         read_run(path, order="rank")
 
 
@@ -775,7 +775,7 @@ def test_a_clean_qrels_file_is_read_by_the_fast_reader_alone(tmp_path, monkeypat
 def test_from_frame_messages_whole_and_the_first_repeated_document_named():
     with pytest.raises(ValueError) as info:
         Run.from_frame(pd.DataFrame({"qid": ["q"], "docid": ["d"], "score": [1.0]}), "r", "file")
-    assert str(info.value) == "order must be 'score' or 'given', found 'file'"
+    assert str(info.value) == "order: expected one of 'score', 'given', found 'file'"
     with pytest.raises(InputError) as info:
         Run.from_frame(pd.DataFrame({"qid": ["q"], "doc": ["d"]}), "r")
     assert str(info.value) == "run 'r': table lacks column(s) ['docid', 'score']"

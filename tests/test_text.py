@@ -47,7 +47,9 @@ def test_default_tokenizer_examples():
 
 def test_whitespace_tokenizer_is_split_on_single_spaces():
     assert tokenize("She  said, HE", "whitespace") == ["she", "", "said,", "he"]
-    with pytest.raises(ValueError, match="unknown tokenizer"):
+    with pytest.raises(
+        ValueError, match="tokenizer: expected one of 'default', 'whitespace', found 'words'"
+    ):
         tokenize("x", "words")
 
 

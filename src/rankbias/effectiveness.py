@@ -57,8 +57,7 @@ def effectiveness(
         parsed = [ir_measures.parse_measure(m) for m in measures]
     except (NameError, ValueError, TypeError) as exc:  # ir_measures says NameError
         raise ValueError(f"measures: {exc}; expected ir_measures names such as nDCG@10") from None
-    lacking = [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]
-    if lacking:
+    if lacking := [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]:
         raise ValueError(f"qrels: lacks column(s) {lacking}; expected qid, docid, relevance")
     qrels_frame = pd.DataFrame(
         {

@@ -45,6 +45,15 @@ def expect_frame(value, name: str, columns=(), expected: str = "") -> None:
         raise InputError(f"{name}: lacks the column(s) {lacking}; expected {expected}")
 
 
+def expect_choice(value, name: str, choices) -> str:
+    """``value`` if it is one of the strings ``choices``; else a ``ValueError`` naming ``name``
+    (a table or an array too, which ``in`` would compare element by element)."""
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(repr(choice) for choice in choices)
+        raise ValueError(f"{name}: expected one of {allowed}, found {value!r:.60}")
+    return value
+
+
 def expect_flag(value, name: str) -> bool:
     """``value`` if it is a bool (``numpy.bool_`` too); else a ``TypeError`` naming ``name``: a
     string such as ``"no"`` or ``"false"`` is true to Python, and would silently mean ``True``."""

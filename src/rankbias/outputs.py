@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankbias.errors import InputError, expect_type
+from rankbias.errors import InputError, expect_choice, expect_type
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -279,8 +279,7 @@ def atomic_open(
 ):
     """:func:`atomic_path` opened for writing: ``mode`` ``"w"`` (text, line ends as given) or
     ``"wb"``."""
-    if mode not in ("w", "wb"):
-        raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
+    expect_choice(mode, "mode", ("w", "wb"))
     text = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
     with atomic_path(target) as temporary, open(temporary, mode, **text) as handle:
         yield handle

@@ -17,7 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_items, expect_type, located
+from rankbias.errors import (
+    InputError,
+    expect_choice,
+    expect_count,
+    expect_items,
+    expect_type,
+    located,
+)
 from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
@@ -50,8 +57,7 @@ class Run:
         ``order="score"`` sorts each list by the convention; ``order="given"`` keeps the rows'
         order within each query, as the released research scripts do (only to reproduce them).
         """
-        if order not in ("score", "given"):
-            raise ValueError(f"order must be 'score' or 'given', found {order!r}")
+        expect_choice(order, "order", ("score", "given"))
         expect_type(frame, "frame", pd.DataFrame, "a DataFrame qid, docid, score")
         if not isinstance(name, str) or not name.strip():
             raise TypeError(f"name: expected the run's name, a non-empty str, found {name!r}")
@@ -191,8 +197,7 @@ def read_run(source: Source, name: str | None = None, order: str = "score") -> R
     sign or is negative, a score that is not a finite decimal number (``1_000``, ``0x10``,
     ``nan``), a rank or document repeated within a query, an empty file.
     """
-    if order not in ("score", "file"):
-        raise ValueError(f"order must be 'score' or 'file', found {order!r}")
+    expect_choice(order, "order", ("score", "file"))
     where = source_name(source)
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise TypeError(f"name: expected None (the file's stem) or a non-empty str, found {name!r}")
@@ -529,8 +534,7 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame) -> None:
     from rankbias.outputs import write_text
 
     expect_type(qrels, "qrels", pd.DataFrame, "a DataFrame with columns qid, docid, relevance")
-    missing = [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]
-    if missing:
+    if missing := [c for c in ("qid", "docid", "relevance") if c not in qrels.columns]:
         raise ValueError(f"qrels: expected the columns qid, docid, relevance; missing {missing}")
     _check_fields({"qid": qrels["qid"], "docid": qrels["docid"]}, "qrels")
     rows = zip(qrels["qid"], qrels["docid"], qrels["relevance"].astype(int), strict=True)

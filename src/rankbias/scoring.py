@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_frame, expect_items, expect_type
+from rankbias.errors import InputError, expect_choice, expect_frame, expect_items, expect_type
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -82,8 +82,7 @@ def mean_per_system(
     """
     by = expect_items(by, "by", "a list of column names")
     expect_frame(table, "table", expected="a tidy table of score_runs()")
-    lacking = [c for c in [*by, "value"] if c not in table.columns]
-    if lacking:
+    if lacking := [c for c in [*by, "value"] if c not in table.columns]:
         raise InputError(
             f"mean_per_system: the table lacks column(s) {lacking}; found {list(table.columns)}"
         )
@@ -460,8 +459,7 @@ def _protected_flags(membership) -> pd.Series:
 
 def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
     expect_frame(frame, what, expected=f"a DataFrame with the columns {', '.join(columns)}")
-    lacking = [c for c in columns if c not in frame.columns]
-    if lacking:
+    if lacking := [c for c in columns if c not in frame.columns]:
         raise InputError(
             f"{what}: lacks column(s) {lacking}; expected columns {list(columns)}, found "
             f"{list(frame.columns)}"
@@ -503,15 +501,12 @@ def score_runs(
     runs = (
         [runs] if isinstance(runs, Run) else expect_items(runs, "runs", "a Run or a list of them")
     )
-    if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing: expected one of {MISSING_POLICIES}, found {missing!r}")
-    if empty not in ("error", "nan"):
-        raise ValueError(f"empty: expected 'error' or 'nan', found {empty!r}")
+    expect_choice(missing, "missing", MISSING_POLICIES)
+    expect_choice(empty, "empty", ("error", "nan"))
     plan = plan_measures(metrics, cutoffs)
     if not runs:
         raise ValueError("runs: expected at least one Run, found none")
-    bad = [type(r).__name__ for r in runs if not isinstance(r, Run)]
-    if bad:
+    if bad := [type(r).__name__ for r in runs if not isinstance(r, Run)]:
         raise TypeError(f"runs: expected Run objects, found {bad[0]}")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):

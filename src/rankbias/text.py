@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankbias.errors import expect_flag, expect_items, expect_type
+from rankbias.errors import expect_choice, expect_flag, expect_items, expect_type
 from rankbias.lexicon import Lexicon
 
 if TYPE_CHECKING:  # pandas and scipy are imported where used: `rankbias stats` needs neither
@@ -42,13 +42,11 @@ TOKEN_PATTERN = re.compile(r"[^\W_]+")
 
 def tokenize(text: str, tokenizer: str = "default") -> list[str]:
     """The tokens of one text under ``tokenizer`` (``"default"`` or ``"whitespace"``)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, found {type(text).__name__}")
+    expect_type(text, "text", str, "a str")
+    expect_choice(tokenizer, "tokenizer", TOKENIZERS)
     if tokenizer == "default":
         return TOKEN_PATTERN.findall(text.lower())
-    if tokenizer == "whitespace":
-        return text.lower().split(" ")
-    raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
+    return text.lower().split(" ")  # "whitespace"
 
 
 # ---- results -----------------------------------------------------------------------------
@@ -179,8 +177,7 @@ class TermMatcher:
                 f"lexicon: expected a rankbias.lexicon.Lexicon (read_word_list, default_lexicon, "
                 f"Lexicon.from_mapping), found {type(lexicon).__name__}"
             )
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"unknown tokenizer {tokenizer!r}; expected one of {TOKENIZERS}")
+        expect_choice(tokenizer, "tokenizer", TOKENIZERS)
         self.tokenizer = tokenizer
         self.groups = lexicon.groups
         self.terms = lexicon.terms

@@ -191,8 +191,14 @@ def test_the_same_seed_gives_the_same_table():
         (lambda s: compare(s[s["run"] == "a"]), "expected two or more runs"),
         (lambda s: compare(s, baseline="bm25"), "baseline 'bm25' is not a run"),
         (lambda s: compare(s.drop(columns="value")), "no column(s) value"),
-        (lambda s: compare(s, test="z"), "test 'z'"),
-        (lambda s: compare(s, correction="sidak"), "correction 'sidak'"),
+        (
+            lambda s: compare(s, test="z"),
+            "test: expected one of 'randomisation', 't', 'wilcoxon', found 'z'",
+        ),
+        (
+            lambda s: compare(s, correction="sidak"),
+            "correction: expected one of 'holm', 'bonferroni', 'bh', 'none', found 'sidak'",
+        ),
         (lambda s: compare(s, permutations=0), "permutations: expected a positive integer"),
         (lambda s: compare(s, confidence=95), "confidence: expected a number between 0 and 1"),
         (lambda s: compare(s, metrics=["texfair"]), "metric(s) texfair not in the scores"),
@@ -528,10 +534,10 @@ def test_every_refusal_of_the_scores_and_options_is_the_whole_message():
         "scores: run a, query q1, nfairr@10 is given twice; expected once"
     )
     assert refusal(lambda: compare(good, test="z")) == (
-        "test 'z': expected one of randomisation, t, wilcoxon"
+        "test: expected one of 'randomisation', 't', 'wilcoxon', found 'z'"
     )
     assert refusal(lambda: compare(good, correction="sidak")) == (
-        "correction 'sidak': expected one of holm, bonferroni, bh, none"
+        "correction: expected one of 'holm', 'bonferroni', 'bh', 'none', found 'sidak'"
     )
     assert refusal(lambda: compare(good, alpha=1.5)).startswith("alpha: expected a number")
 

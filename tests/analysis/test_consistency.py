@@ -317,7 +317,7 @@ _SEVEN = {"ted": np.array([0.1, np.nan, 0.5, 0.3, 0.2, 0.6, 0.7]), "awrf": np.ar
          "(NaN) or absent value for some of ['ted', 'awrf'], e.g. q0001; expected a value for "
          "every query and metric (or undefined='exclude')"),
         ({"undefined": "drop"}, ValueError,
-         "undefined must be one of ('exclude', 'error'), found 'drop'"),
+         "undefined: expected one of 'exclude', 'error', found 'drop'"),
         ({"n_bins": 7}, InputError, "per-query table: 6 query(ies) have a value for every "
          "metric of ['ted', 'awrf']; expected at least 7"),
     ],

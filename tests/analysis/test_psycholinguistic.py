@@ -576,7 +576,7 @@ def test_category_shares_cut_at_ten_by_default_and_name_what_is_missing(tmp_path
     )
     with pytest.raises(ValueError) as info:
         category_shares(others, counts, missing="drop")
-    assert str(info.value) == "missing must be 'error' or 'skip', found 'drop'"
+    assert str(info.value) == "missing: expected one of 'error', 'skip', found 'drop'"
     with pytest.raises(ValueError) as info:
         read_dic(write(tmp_path, SMALL_DIC), unsupported="drop")
     assert str(info.value) == "unsupported must be one of ('error', 'skip'), found 'drop'"

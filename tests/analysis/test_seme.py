@@ -522,7 +522,10 @@ def test_polarisation_table_removes_the_spurious_direction_pooled_or_per_questio
 
 def test_polarisation_table_refuses_what_it_cannot_use():
     cases = [
-        ({"removal": "both"}, "removal: expected 'none', 'pooled' or 'per_question', found 'both'"),
+        (
+            {"removal": "both"},
+            "removal: expected one of 'none', 'pooled', 'per_question', found 'both'",
+        ),
         ({"removal": "pooled"}, "removal='pooled' needs distractors and distractor_embeddings"),
         (
             {"removal": "per_question", "distractors": PERSPECTIVES},

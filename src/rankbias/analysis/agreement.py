@@ -51,8 +51,7 @@ def _combine(tables, name: str) -> pd.DataFrame:
     tables = [tables] if isinstance(tables, pd.DataFrame) else expect_items(tables, name, expected)
     for i, table in enumerate(tables):
         expect_type(table, f"{name}[{i}]", pd.DataFrame, expected)
-        lacking = [c for c in _COLUMNS if c not in table.columns]
-        if lacking:
+        if lacking := [c for c in _COLUMNS if c not in table.columns]:
             raise InputError(
                 f"table {i} lacks column(s) {lacking}; expected the tidy columns {list(_COLUMNS)}"
             )
@@ -107,8 +106,7 @@ def paired_tests(
     if baseline not in all_runs:
         raise InputError(f"baseline run {baseline!r} is not in the tables; runs: {all_runs}")
     runs = [baseline] + [r for r in all_runs if r != baseline] if runs is None else list(runs)
-    unknown = [r for r in runs if r not in all_runs]
-    if unknown:
+    if unknown := [r for r in runs if r not in all_runs]:
         raise InputError(f"run(s) {unknown} are not in the tables; runs: {all_runs}")
     if baseline not in runs:
         runs = [baseline] + runs

@@ -28,6 +28,7 @@ import pandas as pd
 
 from rankbias.errors import (
     InputError,
+    expect_choice,
     expect_count,
     expect_fraction,
     expect_items,
@@ -254,10 +255,8 @@ def compare(
     the baseline); ``metrics`` keeps only those measures (``nfairr`` at every cut-off,
     ``nfairr@10`` at 10).  Seeded by ``seed``: the same
     call gives the same table."""
-    if test not in TESTS:
-        raise ValueError(f"test {test!r}: expected one of {', '.join(TESTS)}")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
+    expect_choice(test, "test", TESTS)
+    expect_choice(correction, "correction", tuple(CORRECTIONS))
     expect_count(permutations, "permutations")
     expect_count(bootstrap, "bootstrap")
     rng = expect_seed(seed)

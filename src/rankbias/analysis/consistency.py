@@ -31,6 +31,7 @@ import pandas as pd
 
 from rankbias.errors import (
     InputError,
+    expect_choice,
     expect_count,
     expect_fraction,
     expect_frame,
@@ -73,12 +74,7 @@ def bias_direction(metric: str, directions: Mapping[str, str] | None = None) -> 
     if directions is not None:
         expect_type(directions, "directions", Mapping, "a mapping metric → direction")
     if directions and metric in directions:
-        kind = directions[metric]
-        if kind not in DIRECTIONS:
-            raise ValueError(
-                f"direction of {metric!r} is {kind!r}; expected one of {list(DIRECTIONS)}"
-            )
-        return kind
+        return expect_choice(directions[metric], f"directions[{metric!r}]", tuple(DIRECTIONS))
     direction = higher_is(metric)
     if direction is None:
         raise ValueError(
@@ -299,8 +295,6 @@ def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -
         "excluded_queries": [str(q) for q in qids[bad]],
         "n_queries": int((~bad).sum()),
     }
-    if undefined not in _UNDEFINED_POLICIES:
-        raise ValueError(f"undefined must be one of {_UNDEFINED_POLICIES}, found {undefined!r}")
     if bad.any() and undefined == "error":
         raise InputError(
             f"per-query table{where}: {int(bad.sum())} query(ies) have an undefined (NaN) or "
@@ -322,6 +316,7 @@ def _bias_table(rows, metrics, directions, undefined, n_bins: int, where: str) -
 def _analyse(per_query, metrics, run, cutoff, by, directions, undefined, minimum, n_bins, one):
     """Select, check, build the bias table(s), apply ``one`` per group, gather ``attrs``."""
     expect_count(n_bins, "n_bins")
+    expect_choice(undefined, "undefined", _UNDEFINED_POLICIES)
     _check_columns(per_query)
     metrics = _check_metrics(metrics, directions, minimum)
     rows = per_query[per_query["metric"].isin(metrics)]

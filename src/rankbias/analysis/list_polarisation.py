@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import expect_count
+from rankbias.errors import expect_count, expect_type
 from rankbias.metrics.duo import polarisation_scores
 from rankbias.runs import Run
 from rankbias.scoring import score_runs
@@ -109,8 +109,7 @@ def duo_per_query(
     """Duo-family ``metrics`` (e.g. ``"duo(variance=global)"``) at ``cutoff`` of each run (name
     → :class:`~rankbias.runs.Run`) and query, on :func:`run_polarisation`'s scores, as
     ``score_runs``' tidy table; queries not scored are in ``attrs["skipped"]``."""
-    if not isinstance(runs, Mapping):
-        raise TypeError(f"runs: expected a mapping name -> Run, found {type(runs).__name__}")
+    expect_type(runs, "runs", Mapping, "a mapping name -> Run")
     if isinstance(metrics, str):
         raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
     frames, skipped = [], []

@@ -39,6 +39,7 @@ from statsmodels.stats.multitest import multipletests
 
 from rankbias.errors import (
     InputError,
+    expect_choice,
     expect_count,
     expect_flag,
     expect_fraction,
@@ -398,8 +399,7 @@ def category_shares(
     as ``run, qid, category, value``.  A document ``counts`` lacks is an error (``missing="skip"``:
     left out, counted in ``attrs["missing_documents"]``); a query without tokens gets NaN, listed
     in ``attrs["empty_queries"]``; ``attrs["tokens"]`` maps qid → pooled token count."""
-    if missing not in ("error", "skip"):
-        raise ValueError(f"missing must be 'error' or 'skip', found {missing!r}")
+    expect_choice(missing, "missing", ("error", "skip"))
     expect_type(run, "run", Run, "a Run (rankbias.runs.read_run)")
     expect_type(counts, "counts", CategoryCounts, "the CategoryCounts of document_category_counts")
     cut = run.cut(cutoff)

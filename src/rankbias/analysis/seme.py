@@ -38,6 +38,7 @@ import pandas as pd
 
 from rankbias.errors import (
     InputError,
+    expect_choice,
     expect_flag,
     expect_fraction,
     expect_frame,
@@ -183,8 +184,7 @@ def polarisation_table(
     PCA per question (ziems2024indexical §4.2) of ``embeddings`` (rows as ``perspectives``);
     ``removal``: ``"none"``, ``"pooled"`` (one spurious direction from all distractors, style 1
     minus style 2, App. A.5) or ``"per_question"`` (each question's own distractors)."""
-    if removal not in ("none", "pooled", "per_question"):
-        raise ValueError(f"removal: expected 'none', 'pooled' or 'per_question', found {removal!r}")
+    expect_choice(removal, "removal", ("none", "pooled", "per_question"))
     expect_frame(perspectives, "perspectives", ("question_id", "doc_id", "perspective"))
     embeddings = np.asarray(embeddings)
     if embeddings.shape[0] != len(perspectives):
