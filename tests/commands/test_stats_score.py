@@ -402,6 +402,19 @@ def test_terms_given_the_packaged_pair_file_equals_terms_default(tmp_path, colle
     assert default.f.tolist() == [2, 0] and default.m.tolist() == [2, 0]
 
 
+def test_terms_default_is_a_file_of_that_name_when_one_exists(tmp_path, collection, monkeypatch):
+    """``--terms default`` is the packaged list unless a file named ``default`` is where the
+    command runs: a path the user gives is never shadowed by the keyword."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "default").write_text("sister,f\nsaid,m\n", encoding="utf-8")
+    out = tmp_path / "stats.csv"
+    assert main(["stats", "--collection", str(collection), "--terms", "default",
+                 "--workers", "1", "--out", str(out)]) == 0  # fmt: skip
+    frame = pd.read_csv(out, dtype={"docid": str})
+    # by hand: d1 'He said he would' (said), d2 'she and her sister' (sister)
+    assert frame.f.tolist() == [0, 1, 0, 0] and frame.m.tolist() == [1, 0, 0, 0]
+
+
 def test_terms_refuses_a_broken_pair_file_naming_its_line(tmp_path, collection, capsys):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("female,male\nshe,he\nher,he\n", encoding="utf-8")
