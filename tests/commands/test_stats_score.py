@@ -415,6 +415,23 @@ def test_terms_default_is_a_file_of_that_name_when_one_exists(tmp_path, collecti
     assert frame.f.tolist() == [0, 1, 0, 0] and frame.m.tolist() == [1, 0, 0, 0]
 
 
+def test_terms_a_tokenizer_splits_are_named_ten_at_most(tmp_path, collection, capsys):
+    """Terms the tokeniser would split can never be counted: the command says how many, and
+    names the first ten; under the whitespace tokeniser each is one token, and nothing is said."""
+    terms = tmp_path / "terms.csv"
+    split = [f"a-{i}" for i in range(11)] + ["x_y"]
+    terms.write_text("she,f\nhe,m\n" + "".join(f"{t},f\n" for t in split), encoding="utf-8")
+    for tokenizer, note in [
+        ("default", "note: 12 term(s) are not single tokens under the default tokenizer and are "
+         "never counted: a-0, a-1, a-10, a-2, a-3, a-4, a-5, a-6, a-7, a-8\n"),
+        ("whitespace", ""),
+    ]:  # fmt: skip
+        out = tmp_path / f"{tokenizer}.csv"
+        args = ["--terms", str(terms), "--tokenizer", tokenizer, "--workers", "1"]
+        assert main(["stats", "--collection", str(collection), *args, "--out", str(out)]) == 0
+        assert capsys.readouterr().err == f"{note}4 documents -> {out}\n"
+
+
 def test_terms_refuses_a_broken_pair_file_naming_its_line(tmp_path, collection, capsys):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("female,male\nshe,he\nher,he\n", encoding="utf-8")
