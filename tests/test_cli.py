@@ -217,10 +217,14 @@ def bad_path_cases(files, tmp_path):
         ({"collection": truncated}, out, "expected a complete gzip file"),
         ({"collection": not_gzip}, out, "content is not gzip-compressed"),
         ({"run": latin1_run}, out, "expected UTF-8"),
+        # a file named with a trailing /: the system refuses it, a Path object drops the /
+        ({"collection": f"{files['collection']}/"}, out, "tsv/ ends in /, naming a directory"),
+        ({"run": f"{files['run']}/"}, out, "run/ ends in /, naming a directory; expected a file"),
+        ({"collection": f"{tmp_path}/missing/"}, out, "missing/ ends in /, naming a directory"),
     ]
 
 
-@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("case", range(16))
 def test_bad_paths_exit_2_with_one_line(files, tmp_path, capsys, case):
     changes, out, fragment = bad_path_cases(files, tmp_path)[case]
     inputs = {**files, **changes}

@@ -60,8 +60,7 @@ def embed_texts(texts: Sequence[str], model=None, *, batch_size: int = 32) -> np
     if isinstance(texts, str):
         raise ValueError("texts: expected a sequence of strings, found a single string")
     text_list = list(texts)
-    bad = [i for i, text in enumerate(text_list) if not isinstance(text, str)]
-    if bad:
+    if bad := [i for i, text in enumerate(text_list) if not isinstance(text, str)]:
         raise ValueError(f"texts: expected strings, found other types at positions {bad[:10]}")
     if not text_list:
         raise ValueError("texts: expected at least one text, found none")

@@ -101,6 +101,8 @@ def collection_source(text: str) -> str:
         raise argparse.ArgumentTypeError("empty path; expected a file")
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is a directory; expected a file")
+    if text.endswith(os.sep):  # "file.tsv/": the system refuses it, a path object drops the /
+        raise argparse.ArgumentTypeError(f"{text} ends in /, naming a directory; expected a file")
     if os.path.exists(text) and not os.access(text, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text}: permission denied; expected a readable file")
     return text

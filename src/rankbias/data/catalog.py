@@ -79,8 +79,7 @@ def _load() -> tuple[dict[str, Resource], dict[str, Bundle]]:
     for name, item in raw["bundles"].items():
         if name in entries:
             raise InputError(f"{CATALOGUE_FILE}: bundle {name!r} has the name of a resource")
-        unknown = [m for m in item["members"] if m not in entries]
-        if unknown:
+        if unknown := [m for m in item["members"] if m not in entries]:
             raise InputError(
                 f"{CATALOGUE_FILE}: bundle {name!r} lists unknown resources {unknown}; "
                 f"expected names from the 'resources' list"
