@@ -931,31 +931,38 @@ def test_an_offline_ir_datasets_id_is_one_line(files, tmp_path, capsys, monkeypa
     assert not (tmp_path / "o.csv").exists()
 
 
-@pytest.mark.parametrize("change", ["truncated", "removed"])
+@pytest.mark.parametrize("change", ["truncated", "removed", "appended to after its last block"])
 @pytest.mark.parametrize("command_name", ["stats", "score"])
 def test_a_collection_changed_while_it_is_read_is_refused(
     files, tmp_path, big, capsys, monkeypatch, command_name, change
 ):
     """The local engine records the collection's identity when it starts and checks it after
-    every block and at the end: a file truncated or removed while it is read gives an error
-    and no output, never a partial table with exit 0."""
+    every block and at the end: a file truncated or removed while it is read, or grown after
+    its last block was read, gives an error and no output, never a partial table with exit 0;
+    it stops at the block it noticed the change after, without reading the rest."""
     from rankbias import collection
 
     original = collection.iter_blocks
+    pulled = []
+    assert big.stat().st_size > 2 * collection.DEFAULT_BLOCK_BYTES  # three blocks or more
 
-    def truncate_after_the_first(blocks):
+    def changing(blocks):
         for index, block in enumerate(blocks):
+            pulled.append(index)
             if index == 0 and change == "truncated":
                 os.truncate(big, big.stat().st_size // 2)
-            elif index == 0:
+            elif index == 0 and change == "removed":
                 os.unlink(big)
             yield block
+        if change.startswith("appended"):
+            with big.open("a") as more:
+                more.write("late\tshe came late\n")
 
-    def truncating(*args, **kwargs):
+    def read_changing(*args, **kwargs):
         matcher, blocks = original(*args, **kwargs)
-        return matcher, truncate_after_the_first(blocks)
+        return matcher, changing(blocks)
 
-    monkeypatch.setattr(collection, "iter_blocks", truncating)
+    monkeypatch.setattr(collection, "iter_blocks", read_changing)
     out = tmp_path / "o.csv"
     args = [command_name, "--collection", big, "--terms", files["terms"], "--workers", "1"]
     if command_name == "score":
@@ -963,6 +970,10 @@ def test_a_collection_changed_while_it_is_read_is_refused(
     status, err = run_main([*args, "--out", out], capsys)
     assert status == 2 and f"{big}: the file changed while it was read (removed, replaced" in err
     assert not out.exists() and hidden_temporaries(tmp_path) == []
+    if change.startswith("appended"):
+        assert len(pulled) > 2  # every block read before the change
+    else:
+        assert pulled == [0]  # the first block given, the change seen before the second was read
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
