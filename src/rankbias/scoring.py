@@ -458,7 +458,7 @@ def _protected_flags(membership) -> pd.Series:
 
 
 def _require_columns(frame: pd.DataFrame, columns, what: str) -> None:
-    expect_frame(frame, what, expected=f"a DataFrame with the columns {', '.join(columns)}")
+    """``frame`` (a table: each caller has made or checked it) has ``columns``, or the error."""
     if lacking := [c for c in columns if c not in frame.columns]:
         raise InputError(
             f"{what}: lacks column(s) {lacking}; expected columns {list(columns)}, found "
