@@ -432,6 +432,27 @@ def test_terms_a_tokenizer_splits_are_named_ten_at_most(tmp_path, collection, ca
         assert capsys.readouterr().err == f"{note}4 documents -> {out}\n"
 
 
+@pytest.mark.parametrize(("given", "threads"), [(["--workers", "1"], 1), ([], None)])
+def test_workers_is_what_the_local_engines_reader_is_given(
+    tmp_path, terms, collection, monkeypatch, given, threads
+):
+    """``--workers N`` is the number of counting threads of the local engine's reader (it
+    counts on that many, tests/test_collection.py); without it, ``None``: all cores."""
+    from rankbias import collection as reader
+
+    original, seen = reader.iter_blocks, []
+
+    def recording(source, lexicon, tokenizer, per_term, workers, **options):
+        seen.append(workers)
+        return original(source, lexicon, tokenizer, per_term, workers, **options)
+
+    monkeypatch.setattr(reader, "iter_blocks", recording)
+    out = tmp_path / "stats.csv"
+    args = ["stats", "--collection", str(collection), "--terms", str(terms), *given]
+    assert main([*args, "--out", str(out)]) == 0
+    assert seen == [threads]
+
+
 def test_terms_refuses_a_broken_pair_file_naming_its_line(tmp_path, collection, capsys):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("female,male\nshe,he\nher,he\n", encoding="utf-8")
