@@ -976,6 +976,40 @@ def test_a_collection_changed_while_it_is_read_is_refused(
         assert pulled == [0]  # the first block given, the change seen before the second was read
 
 
+def test_a_bad_run_file_stops_the_counting_of_the_collection(
+    files, tmp_path, big, capsys, monkeypatch
+):
+    """``score`` reads its run files on a thread while the collection is counted: a bad run
+    file is reported as if it had been read first, and stops the counting at the next block,
+    not at the end of the collection."""
+    from rankbias import collection
+
+    original, pulled = collection.iter_blocks, []
+
+    def after_the_runs(blocks):
+        for index, block in enumerate(blocks):
+            pulled.append(index)
+            deadline = time.monotonic() + 30  # the run file's reading has failed, and ended
+            while time.monotonic() < deadline and any(
+                thread.name == "rankbias-runs" for thread in threading.enumerate()
+            ):
+                time.sleep(0.01)
+            yield block
+
+    def read_after_the_runs(*args, **kwargs):
+        matcher, blocks = original(*args, **kwargs)
+        return matcher, after_the_runs(blocks)
+
+    monkeypatch.setattr(collection, "iter_blocks", read_after_the_runs)
+    assert big.stat().st_size > 2 * collection.DEFAULT_BLOCK_BYTES  # three blocks or more
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 abc x\n")
+    args = ["score", "--collection", big, "--terms", files["terms"], "--workers", "1"]
+    status, err = run_main([*args, "--run", bad, "--out", tmp_path / "o.csv"], capsys)
+    assert_one_line_error(status, err, "bad.run:1: score 'abc'")
+    assert pulled == [0]  # the first block counted, then the run file's error
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_a_line_longer_than_the_limit_is_refused(files, tmp_path, capsys, engine):
     """A line without a line end for longer than --max-line-bytes is an error naming the
