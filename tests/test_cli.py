@@ -1028,6 +1028,20 @@ def test_a_line_longer_than_the_limit_is_refused(files, tmp_path, capsys, engine
     assert run_main(args[:-4] + ["--out", out], capsys)[0] == 0
 
 
+def test_the_default_line_limit_is_64_mib(files, tmp_path, capsys):
+    """Without --max-line-bytes a collection's line may run to 64 MiB (a passage of 17 MiB is
+    counted), and one longer is refused naming the limit."""
+    out = tmp_path / "o.csv"
+    path = tmp_path / "long.tsv"
+    path.write_bytes(b"d1\t" + b"she " * (17 << 18) + b"\nd2\the\n")  # 17 MiB of text
+    args = ["stats", "--collection", path, "--terms", files["terms"], "--workers", "1"]
+    assert run_main([*args, "--out", out], capsys)[0] == 0
+    assert pd.read_csv(out)["f"].tolist() == [17 << 18, 0]
+    path.write_bytes(b"d1\t" + b"x" * (1 << 26) + b"\n")
+    status, err = run_main([*args, "--out", tmp_path / "p.csv"], capsys)
+    assert status == 2 and "runs for more than 67108864 bytes without a line end" in err
+
+
 def test_an_endless_input_is_refused_within_the_limit(files, tmp_path):
     """/dev/zero never ends a line: the command stops at the limit instead of reading it
     into memory until it is killed."""
