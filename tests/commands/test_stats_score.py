@@ -350,6 +350,7 @@ class FakeCorpus:
     def docs_iter(self):
         yield FakeDoc("p1", "She met him\tthere")
         yield FakeDoc("p2", "nothing\nhere")
+        yield FakeDoc("p3", "he, she")
 
 
 class FakeIrDatasets:
@@ -366,11 +367,17 @@ def test_ir_datasets_id_is_read_through_the_package(tmp_path, terms, monkeypatch
     assert main(["stats", "--collection", "fake-corpus", "--terms", str(terms), "--workers", "1",
                  "--out", str(out)]) == 0  # fmt: skip
     frame = pd.read_csv(out)
-    # 'She met him there' (the tab became a space): 4 tokens, f = 1, m = 1; 'nothing here': 2
+    # 'She met him there' (the tab became a space): 4 tokens, f = 1, m = 1; 'nothing here': 2;
+    # 'he, she': 2
     assert frame.to_dict("list") == {
-        "docid": ["p1", "p2"], "length": [4, 2], "f": [1, 0], "m": [1, 0],
-        "neutrality": [1.0, 1.0],
+        "docid": ["p1", "p2", "p3"], "length": [4, 2, 2], "f": [1, 0, 1], "m": [1, 0, 1],
+        "neutrality": [1.0, 1.0, 1.0],
     }  # fmt: skip
+    # the whitespace tokenizer reads 'he,' as a token of its own, which no term matches
+    assert main(["stats", "--collection", "fake-corpus", "--terms", str(terms), "--workers", "1",
+                 "--tokenizer", "whitespace", "--out", str(out)]) == 0  # fmt: skip
+    frame = pd.read_csv(out)
+    assert frame.f.tolist() == [1, 0, 1] and frame.m.tolist() == [1, 0, 0]
     assert main(["stats", "--collection", "no-such-corpus", "--terms", str(terms),
                  "--out", str(out)]) == 2  # fmt: skip
     assert "not a known ir_datasets id" in capsys.readouterr().err
