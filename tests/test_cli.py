@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from terminal import default_signals, time_to_end
+from unprivileged import raised_unprivileged, shared_folder
 
 from rankbias import cli
 from rankbias.cli import main
@@ -89,6 +90,8 @@ BAD_OPTIONS = [
     (["--tau", "-1"], "argument --tau: '-1': expected a finite number ≥ 0"),
     (["--tau", "nan"], "argument --tau: 'nan': expected a finite number ≥ 0"),
     (["--tau", "inf"], "argument --tau: 'inf': expected a finite number ≥ 0"),
+    (["--tau", "Infinity"], "argument --tau: 'Infinity': expected a finite number ≥ 0"),
+    (["--tau", "NaN"], "argument --tau: 'NaN': expected a finite number ≥ 0"),
     # -1 was "expected a finite number ≥ 0", which 0 is not
     (
         ["--engine", "dask", "--worker-wait", "0"],
@@ -105,6 +108,12 @@ BAD_OPTIONS = [
     (["--tau", "1_0"], "argument --tau: '1_0' is not a number"),
     (["--workers", "0"], "argument --workers: '0' is out of range"),
     (["--workers", "100000"], "argument --workers: '100000' is out of range"),
+    # one more than the cores this process may use (read here as the option reads them)
+    (
+        ["--workers", str(len(os.sched_getaffinity(0)) + 1)],
+        f"argument --workers: '{len(os.sched_getaffinity(0)) + 1}' is out of range; expected an "
+        f"integer between 1 and {len(os.sched_getaffinity(0))} (the cores of this machine)",
+    ),
     (["--workers", "two"], "argument --workers: 'two' is not an integer"),
     (["--background-depth", "0"], "argument --background-depth: '0' is less than 1"),
     # beyond 64-bit arrays: a message, not an OverflowError
@@ -135,6 +144,28 @@ def test_bad_option_values_exit_2_with_one_line(files, tmp_path, capsys, extra, 
     assert err.startswith("rankbias: error: " if "--bogus" in extra else "rankbias score: error: ")
     assert not (tmp_path / "o.csv").exists()
     assert digests(files) == before
+
+
+def test_an_unreadable_input_is_refused_as_the_command_line_is_read():
+    """As ``nobody`` (root reads any file): a file that exists but cannot be read is refused by
+    its option's type, before any work, naming it; a readable one beside it passes."""
+    with shared_folder() as folder:
+        readable = folder / "open.run"
+        readable.write_text("q1 Q0 d1 1 1 x\n")
+        assert raised_unprivileged(lambda: options.input_file(str(readable))) is None
+        path = folder / "secret.run"
+        path.write_text("q1 Q0 d1 1 1 x\n")
+        path.chmod(0)
+        refusal = ("ArgumentTypeError", f"{path}: permission denied; expected a readable file")
+        assert raised_unprivileged(lambda: options.input_file(str(path))) == refusal
+        assert raised_unprivileged(lambda: options.collection_source(str(path))) == refusal
+
+
+def test_integer_options_are_read_without_surrounding_spaces():
+    """A quoted value with spaces around it (``--workers " 1"``) is the number, as for the
+    options that take a real number."""
+    assert options.positive_int(" 7 ") == 7 and options.worker_count(" 1") == 1
+    assert options.cutoff_list(" 5 , 10") == (5, 10) and options.nonnegative_float(" 2.5 ") == 2.5
 
 
 def test_every_single_valued_option_of_every_command_is_taken_once():
@@ -207,9 +238,20 @@ def bad_path_cases(files, tmp_path):
         ({"collection": a_dir}, out, "is a directory; expected a file"),
         ({"terms": a_dir}, out, "is a directory; expected a file"),
         ({"run": a_dir}, out, "is a directory; expected a file"),
-        ({"run": tmp_path / "missing.run"}, out, "missing.run: no such file"),
-        ({"terms": tmp_path / "missing.csv"}, out, "missing.csv: no such file"),
+        # refused as the command line is read, before any work
+        (
+            {"run": tmp_path / "missing.run"},
+            out,
+            f"argument --run: {tmp_path}/missing.run: no such file; expected an existing file",
+        ),
+        (
+            {"terms": tmp_path / "missing.csv"},
+            out,
+            f"argument --terms: {tmp_path}/missing.csv: no such file; expected an existing file",
+        ),
         ({"background": a_dir}, out, "is a directory; expected a file"),
+        ({"collection": ""}, out, "argument --collection: empty path; expected a file"),
+        ({"run": ""}, out, "argument --run: empty path; expected a file"),
         ({}, parent_file / "o.csv", f"{parent_file} is not a directory"),
         ({}, a_dir, "unknown output format"),
         ({}, tmp_path / "o.xlsx", "unknown output format (.xlsx); expected a name ending in"),
@@ -224,7 +266,7 @@ def bad_path_cases(files, tmp_path):
     ]
 
 
-@pytest.mark.parametrize("case", range(16))
+@pytest.mark.parametrize("case", range(18))
 def test_bad_paths_exit_2_with_one_line(files, tmp_path, capsys, case):
     changes, out, fragment = bad_path_cases(files, tmp_path)[case]
     inputs = {**files, **changes}
