@@ -534,10 +534,13 @@ def test_the_whole_list_adds_the_same_term_to_every_ordering():
 def test_the_options_are_named_exactly_in_their_messages():
     scores = [0.1, 0.2, 0.3]
     for call, message in (
-        (lambda: dcv(scores, variance="x"), "variance: expected 'prefix' or 'global', found 'x'"),
+        (
+            lambda: dcv(scores, variance="x"),
+            "variance: expected one of 'prefix', 'global', found 'x'",
+        ),
         (
             lambda: dcv_bounds(scores, algorithm="x"),
-            "algorithm: expected 'auto', 'subset_dp' or 'rearrangement', found 'x'",
+            "algorithm: expected one of 'auto', 'subset_dp', 'rearrangement', found 'x'",
         ),
         (
             lambda: dcv_bounds(scores, algorithm="rearrangement"),

@@ -184,7 +184,7 @@ def test_every_refusal_of_the_polarisation_functions_is_whole():
         (lambda: polarisation_accuracy([1.0, -1.0, 2.0], ["a", "b"]),
          "labels: expected one label per score (3), found shape (2,)"),
         (lambda: polarisation_accuracy([1.0, -1.0], ["a", "b"], method="majority"),
-         "method: expected 'best_sign' or 'per_group_majority', found 'majority'"),
+         "method: expected one of 'best_sign', 'per_group_majority', found 'majority'"),
     ]  # fmt: skip
     for call, message in cases:
         with pytest.raises(ValueError) as error:

@@ -178,7 +178,8 @@ def test_min_max_and_sigmoid_normalisation():
     with pytest.raises(ValueError) as error:
         normalise_scores(qid, scores, "rank")
     assert (
-        str(error.value) == "normalisation: expected 'min_max', 'sigmoid' or 'none', found 'rank'"
+        str(error.value)
+        == "normalisation: expected one of 'min_max', 'sigmoid', 'none', found 'rank'"
     )
 
 
@@ -329,7 +330,7 @@ def test_the_system_statistics_refuse_with_whole_messages():
         (lambda: t_statistic_squared([0.5], [0.2, 0.4, 0.6], ddof=1),
          "ddof=1 needs more than 1 values per group, found 1 and 3"),
         (lambda: t_statistic_squared([0.5, 0.1], [0.2, 0.4], form="welch"),
-         "form: expected 'standard' or 'printed', found 'welch'"),
+         "form: expected one of 'standard', 'printed', found 'welch'"),
     ]  # fmt: skip
     for call, message in cases:
         with pytest.raises(ValueError) as error:

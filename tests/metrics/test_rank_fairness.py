@@ -166,9 +166,12 @@ def test_a_step_longer_than_the_list_leaves_no_cut_point_and_no_value():
 
 def test_the_choices_are_named_exactly_in_their_messages():
     for call, message in (
-        (lambda: rkl_raw([1, 0], kl_smoothing="x"), "kl_smoothing: expected 'none' or 'fairrank'"),
-        (lambda: rkl([1, 0], kl_smoothing="x"), "kl_smoothing: expected 'none' or 'fairrank'"),
-        (lambda: rnd([1, 0], discount="x"), "discount: expected 'log2(i+1)' or 'log2(i)'"),
+        (
+            lambda: rkl_raw([1, 0], kl_smoothing="x"),
+            "kl_smoothing: expected one of 'none', 'fairrank'",
+        ),
+        (lambda: rkl([1, 0], kl_smoothing="x"), "kl_smoothing: expected one of 'none', 'fairrank'"),
+        (lambda: rnd([1, 0], discount="x"), "discount: expected one of 'log2(i+1)', 'log2(i)'"),
     ):
         with pytest.raises(ValueError) as caught:
             call()

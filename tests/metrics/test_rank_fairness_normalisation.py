@@ -125,7 +125,7 @@ def test_the_fairest_and_most_unfair_orderings_score_exactly_0_and_1(measure, sm
 
 
 def test_the_normalisation_is_checked():
-    with pytest.raises(ValueError, match="normalisation: expected 'max' or 'min_max'"):
+    with pytest.raises(ValueError, match="normalisation: expected one of 'max', 'min_max'"):
         rnd([0, 1], normalisation="minmax")
     assert np.isnan(rkl([1, 1, 1], normalisation="min_max"))
 

@@ -156,9 +156,13 @@ def test_bad_input():
 
 
 def test_a_list_that_is_not_a_ranking_is_refused_naming_it():
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(TypeError) as info:
         rbo("abc", ["a", "b"])
-    assert str(info.value) == "a: expected a sequence of items, found a single string"
+    assert str(info.value) == "a: expected a sequence of items, found str 'abc'"
+    for value, shown in ((None, "NoneType None"), (5, "int 5")):
+        with pytest.raises(TypeError) as info:
+            rbo(["a"], value)
+        assert str(info.value) == f"b: expected a sequence of items, found {shown}"
     with pytest.raises(ValueError) as info:
         rbo(["a", "b"], ["c", "d", "e", "d"])
     assert str(info.value) == "b: expected unique items, found 'd' at positions 1 and 3"
@@ -169,7 +173,7 @@ def test_a_list_that_is_not_a_ranking_is_refused_naming_it():
     [
         ({"p": 0.0}, "p: expected a persistence strictly between 0 and 1, found 0.0"),
         ({"p": 1}, "p: expected a persistence strictly between 0 and 1, found 1"),
-        ({"variant": "max"}, "variant: expected 'ext', 'min' or 'res', found 'max'"),
+        ({"variant": "max"}, "variant: expected one of 'ext', 'min', 'res', found 'max'"),
         ({"depth": 0}, "depth: expected a positive integer, found 0"),
         ({"depth": True}, "depth: expected a positive integer, found True"),
         ({"depth": 2.0}, "depth: expected a positive integer, found 2.0"),

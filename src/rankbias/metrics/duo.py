@@ -44,8 +44,8 @@ from typing import Literal
 
 import numpy as np
 
-from rankbias.errors import expect_count, expect_flag, expect_seed
-from rankbias.metrics.validation import as_array, check_choice
+from rankbias.errors import expect_choice, expect_count, expect_flag, expect_seed
+from rankbias.metrics.validation import as_array
 
 __all__ = [
     "MAX_EXACT_N", "RELEASED_EXHAUSTIVE_MAX_N", "RELEASED_N_SAMPLES", "cut_points", "dcv",
@@ -81,7 +81,7 @@ def _as_scores(scores, name: str = "scores") -> np.ndarray:
 
 def _check_options(step: int, variance: str, include_full: bool) -> None:
     expect_count(step, "step")
-    check_choice("variance", variance, ("prefix", "global"))
+    expect_choice(variance, "variance", ("prefix", "global"))
     expect_flag(include_full, "include_full")
 
 
@@ -216,7 +216,7 @@ def dcv_bounds(
     for ``"prefix"`` (at most :data:`MAX_EXACT_N` scores), the rearrangement inequality for
     ``"global"`` (any ``n``; ``algorithm="subset_dp"`` forces the DP for it too)."""
     array, weights = _prepared(scores, step, variance, include_full)
-    check_choice("algorithm", algorithm, ("auto", "subset_dp", "rearrangement"))
+    expect_choice(algorithm, "algorithm", ("auto", "subset_dp", "rearrangement"))
     if algorithm == "rearrangement" and variance != "global":
         raise ValueError(
             "algorithm='rearrangement' is exact only for variance='global' (fixed per-document "
@@ -455,7 +455,7 @@ def polarisation_accuracy(
             for c in classes
         )
         return hits / values.size
-    check_choice("method", method, ("best_sign", "per_group_majority"))
+    expect_choice(method, "method", ("best_sign", "per_group_majority"))
     first = label_array == classes[0]
     assignment = np.sum(positive & first) + np.sum(negative & ~first)
     swapped = np.sum(negative & first) + np.sum(positive & ~first)

@@ -37,8 +37,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import expect_count, expect_type
-from rankbias.metrics.validation import as_array, check_choice
+from rankbias.errors import expect_choice, expect_count, expect_type
+from rankbias.metrics.validation import as_array
 
 __all__ = [
     "GROUP_LABELS", "bias_labels", "delta_a_prf", "normalise_scores", "pairwise_difference",
@@ -90,7 +90,7 @@ def normalise_scores(qid, score, method: Normalisation = "min_max") -> np.ndarra
         )
     if not np.all(np.isfinite(values)):
         raise ValueError("score: expected finite numbers, found NaN or inf")
-    check_choice("normalisation", method, ("min_max", "sigmoid", "none"))
+    expect_choice(method, "normalisation", ("min_max", "sigmoid", "none"))
     if method == "sigmoid":
         return 0.5 * (1.0 + np.tanh(0.5 * values))
     if method == "none":
@@ -233,7 +233,7 @@ def t_statistic_squared(
             f"ddof={ddof} needs more than {ddof} values per group, found {male.size} and "
             f"{female.size}"
         )
-    check_choice("form", form, ("standard", "printed"))
+    expect_choice(form, "form", ("standard", "printed"))
     difference = male.mean() - female.mean()
     standard_error_sq = male.var(ddof=ddof) / male.size + female.var(ddof=ddof) / female.size
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -35,8 +35,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankbias.errors import expect_count
-from rankbias.metrics.validation import check_choice
+from rankbias.errors import expect_choice, expect_count
 
 __all__ = ["rkl", "rkl_raw", "rnd", "rnd_raw"]
 
@@ -63,7 +62,7 @@ def _as_protected(protected) -> np.ndarray:
 
 def _check(step: int, discount: str) -> None:
     expect_count(step, "step")
-    check_choice("discount", discount, ("log2(i+1)", "log2(i)"))
+    expect_choice(discount, "discount", ("log2(i+1)", "log2(i)"))
 
 
 def _cut_discounts(n_items: int, step: int, discount: str) -> np.ndarray:
@@ -96,7 +95,7 @@ def _kl(share, overall, smoothing):
 
 
 def _raw(u, protected, step, discount, smoothing) -> float:
-    check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
+    expect_choice(smoothing, "kl_smoothing", ("none", "fairrank"))
     flags = _as_protected(protected)
     _check(step, discount)
     n_items, n_protected = flags.size, int(flags.sum())
@@ -109,7 +108,7 @@ def _extreme(u, n_items, n_protected, step, discount, smoothing, largest: bool) 
     """The raw value of the most unfair (``largest``) or the fairest ordering of ``n_items >= 1``
     with ``0 <= n_protected <= n_items``: the longest or shortest path through the lattice of
     prefix counts."""
-    check_choice("kl_smoothing", smoothing, ("none", "fairrank"))
+    expect_choice(smoothing, "kl_smoothing", ("none", "fairrank"))
     _check(step, discount)
     if n_protected in (0, n_items) and smoothing == "none":
         return 0.0
@@ -153,7 +152,7 @@ def _normalised(u, protected, step, discount, smoothing, normalisation) -> float
     (``"min_max"``, NaN when every ordering scores alike); NaN when ``P`` is 0 or ``N``.  Within
     a relative 1e-12 of a bound (round-off between the DP's and the direct sum's order of
     additions) the value is reported as exactly 0 or 1."""
-    check_choice("normalisation", normalisation, ("max", "min_max"))
+    expect_choice(normalisation, "normalisation", ("max", "min_max"))
     flags = _as_protected(protected)
     n_items, n_protected = flags.size, int(flags.sum())
     high = _extreme(u, n_items, n_protected, step, discount, smoothing, True)

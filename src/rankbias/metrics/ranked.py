@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankbias.errors import expect_count
+from rankbias.errors import expect_count, expect_items
+from rankbias.metrics.validation import as_array
 
 __all__ = ["position_discount", "valid_mask", "cutoff_positions", "pad_lists", "at_cutoffs"]
 
@@ -27,12 +28,13 @@ def position_discount(n: int) -> np.ndarray:
 
 def valid_mask(list_lengths: np.ndarray, width: int) -> np.ndarray:
     """``(n_queries, width)`` boolean: position ``j`` holds a real document of the list."""
-    return np.arange(width)[None, :] < np.asarray(list_lengths)[:, None]
+    lengths = as_array(list_lengths, "list_lengths", 1, dtype=None)
+    return np.arange(expect_count(width, "width", 0))[None, :] < lengths[:, None]
 
 
 def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.ndarray:
     """``(n_queries, n_cutoffs)`` effective depth ``t' = min(k, length)`` of each cutoff."""
-    raw = np.asarray(cutoffs)
+    raw = np.asarray(cutoffs := expect_items(cutoffs, "cutoffs", "a list of cut-offs"))
     if raw.dtype.kind == "f" and not (np.isfinite(raw).all() and (raw == np.round(raw)).all()):
         raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
     if raw.dtype.kind not in "iuf" and raw.size:
@@ -40,12 +42,16 @@ def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.nda
     cut = raw.astype(np.int64)
     if cut.ndim != 1 or len(cut) == 0 or (cut < 1).any():
         raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
-    return np.minimum(cut[None, :], np.asarray(list_lengths, dtype=np.int64)[:, None])
+    return np.minimum(cut[None, :], as_array(list_lengths, "list_lengths", 1, np.int64)[:, None])
 
 
 def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """A cumulative ``(n_queries, K, ...)`` array read at depth ``t'`` per query and cutoff:
     ``(n_queries, n_cutoffs, ...)``, NaN where ``t' = 0`` (empty lists)."""
+    cumulative, depth = (
+        as_array(cumulative, "cumulative", dtype=None),
+        as_array(depth, "depth", 2, np.int64),
+    )
     n_q = cumulative.shape[0]
     if cumulative.shape[1] == 0:
         return np.full((n_q, depth.shape[1]) + cumulative.shape[2:], np.nan)
@@ -58,14 +64,14 @@ def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
 def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> np.ndarray:
     """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded; only
     the first ``width`` entries of each list are kept."""
-    offsets = np.asarray(offsets, dtype=np.int64)
-    lengths = np.diff(offsets)
+    offsets, values = as_array(offsets, "offsets", 1, np.int64), as_array(values, "values", 1, None)
+    lengths, width = np.diff(offsets), expect_count(width, "width", 0)
     n = len(lengths)
-    out = np.full((n, width), fill, dtype=np.asarray(values).dtype)
+    out = np.full((n, width), fill, dtype=values.dtype)
     owner = np.repeat(np.arange(n), lengths)
     position = np.arange(len(values)) - np.repeat(offsets[:-1], lengths)
     keep = position < width
-    out[owner[keep], position[keep]] = np.asarray(values)[keep]
+    out[owner[keep], position[keep]] = values[keep]
     return out
 
 

@@ -30,8 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from rankbias.errors import expect_count
-from rankbias.metrics.validation import check_choice
+from rankbias.errors import expect_choice, expect_count, expect_items
 
 __all__ = ["rbo"]
 
@@ -39,9 +38,7 @@ Variant = Literal["ext", "min", "res"]
 
 
 def _check_list(items: Sequence[Hashable], name: str) -> list:
-    if isinstance(items, str):
-        raise ValueError(f"{name}: expected a sequence of items, found a single string")
-    values = list(items)
+    values = expect_items(items, name, "a sequence of items")
     seen: dict = {}
     for position, item in enumerate(values):
         if item in seen:
@@ -89,7 +86,7 @@ def rbo(
     """
     if isinstance(p, bool) or not (isinstance(p, numbers.Real) and 0.0 < p < 1.0):
         raise ValueError(f"p: expected a persistence strictly between 0 and 1, found {p!r}")
-    check_choice("variant", variant, ("ext", "min", "res"))
+    expect_choice(variant, "variant", ("ext", "min", "res"))
     first, second = _check_list(a, "a"), _check_list(b, "b")
     if depth is not None:
         expect_count(depth, "depth")

@@ -111,7 +111,7 @@ def term_exposure_family(
 
 def distribution_distance(dist: np.ndarray, target: np.ndarray, distance: str = "l1"):
     """Distance between distributions along the last axis (see module docstring)."""
-    dist, target = np.asarray(dist, dtype=float), np.asarray(target, dtype=float)
+    dist, target = as_array(dist, "dist"), as_array(target, "target")
     if dist.shape[-1:] != target.shape[-1:]:
         raise ValueError(
             f"dist, target: expected shares of the same groups, found {dist.shape} and "

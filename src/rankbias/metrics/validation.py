@@ -14,17 +14,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, expect_count
 
 __all__ = [
-    "as_array", "check_choice", "check_ranked", "check_list_lengths", "check_values",
+    "as_array", "check_ranked", "check_list_lengths", "check_values",
     "check_targets", "check_tau",
 ]  # fmt: skip
 
 
 def as_array(values, name: str, ndim: int | None = None, dtype=np.float64) -> np.ndarray:
     """``values`` as an array of ``ndim`` dimensions (any if ``None``; an error names the
-    argument and what it found)."""
+    argument and what it found; ``None`` is not read as NaN)."""
+    if values is None:
+        raise TypeError(f"{name}: expected numbers, found None")
     try:
         array = np.asarray(values, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -75,7 +77,7 @@ def check_values(
     """Refuse NaN/inf (and, with ``non_negative``, negative values; with ``within=(low, high)``,
     values outside it) at the ``valid`` positions, a boolean mask over the leading axes of
     ``array`` (``None``: every position)."""
-    bad = ~np.isfinite(array)
+    bad = ~np.isfinite(array := as_array(array, name))
     if non_negative:
         bad |= array < 0
     if within is not None:
@@ -100,7 +102,7 @@ def check_values(
 def check_targets(targets: Sequence[float] | None, n_groups: int, name: str = "targets"):
     """Target shares: ``n_groups`` finite non-negative numbers summing to 1 (uniform if None)."""
     if targets is None:
-        return np.full(n_groups, 1.0 / n_groups)
+        return np.full(expect_count(n_groups, "n_groups", 1), 1.0 / n_groups)
     target = np.asarray(targets, dtype=np.float64)
     if (
         target.shape != (n_groups,)
@@ -122,10 +124,3 @@ def check_tau(tau: float) -> float:
     if not np.isfinite(value) or value < 0:
         raise InputError(f"tau: expected a finite number ≥ 0, found {tau!r}")
     return value
-
-
-def check_choice(name: str, value, allowed: tuple) -> None:
-    """A ValueError ``name: expected 'a', 'b' or 'c', found 'x'`` unless ``value`` is allowed."""
-    if value not in allowed:
-        *head, last = map(repr, allowed)
-        raise ValueError(f"{name}: expected {', '.join(head)} or {last}, found {value!r}")
