@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -52,7 +53,9 @@ from rankbias.lexicon import default_lexicon, subsample
 from rankbias.metrics.duo import cut_points, dcv, duo_sampled, signed_duo
 from rankbias.metrics.fairr import fairr_at_cutoffs, ideal_fairr_collection, neutrality, nfairr
 from rankbias.metrics.prf import pairwise_ranking_fairness, t_statistic_squared
+from rankbias.metrics.rank_fairness import rkl, rnd
 from rankbias.metrics.ranked import position_discount
+from rankbias.metrics.rbo import rbo
 from rankbias.metrics.texfair import distribution_distance
 from rankbias.models import embed_texts, load_sentence_encoder
 from rankbias.outputs import atomic_open, check_output, write_table, write_text
@@ -590,6 +593,13 @@ NO_PERSPECTIVES = pd.DataFrame(columns=["question_id", "doc_id", "perspective"])
         (lambda x: polarisation_table(NO_PERSPECTIVES, np.zeros((0, 2)), removal=x), "removal",
          "'none', 'pooled', 'per_question'"),
         (lambda x: category_shares(RUN, COUNTS_OF, 2, missing=x), "missing", "'error', 'skip'"),
+        # the measures' own choices
+        (lambda x: rbo(["a"], ["a"], variant=x), "variant", "'ext', 'min', 'res'"),
+        (lambda x: dcv(np.zeros((4, 2)), variance=x), "variance", "'prefix', 'global'"),
+        (lambda x: rnd([1, 0], discount=x), "discount", r"'log2\(i\+1\)', 'log2\(i\)'"),
+        (lambda x: rkl([1, 0], kl_smoothing=x), "kl_smoothing", "'none', 'fairrank'"),
+        (lambda x: t_statistic_squared([1.0, 2.0], [1.0, 3.0], form=x), "form",
+         "'standard', 'printed'"),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("value", [TABLE_AS_CHOICE, np.array(["a", "b"]), 1, "neither"])
@@ -610,3 +620,82 @@ def test_what_the_checks_let_through_still_works():
                        headers={"absent": "x"}, precise={"NFaiRR@10": 5})  # fmt: skip
     assert "0.12346" in table.to_html()
     assert reciprocal_rank_fusion("fused", [RUN], k=0).scores.tolist() == [1.0, 0.5, 1.0]
+
+
+# ---- every public callable, given None ---------------------------------------------------
+#: Exported names that take None, or whose None is not an argument error: enumerations (Python
+#: says "None is not a valid Input"), records the package builds and hands out, and a default.
+TAKES_NONE = {
+    "rankbias.metrics.measures.HigherIs": "an enumeration",
+    "rankbias.metrics.measures.Input": "an enumeration",
+    "rankbias.analysis.psycholinguistic.CategoryCounts": "a record document_category_counts builds",
+    "rankbias.collection.Block": "a record the readers yield",
+    "rankbias.collection.BlockError": "a record the readers yield",
+    "rankbias.counterfactual.SubstitutionReport": "a record substitute_collection returns",
+    "rankbias.outputs.TableFormat": "a record table_format returns",
+    "rankbias.outputs.Terminated": "an exception the signal handler raises",
+    "rankbias.scoring.parse_metric_list": "None is the default measures",
+}
+
+
+def public_callables() -> list[tuple[str, object]]:
+    """``(module.name, callable)`` of every name in a module's ``__all__`` that is defined there
+    and takes a required argument."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import rankbias
+
+    found = []
+    for info in pkgutil.walk_packages(rankbias.__path__, "rankbias."):
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if not callable(value) or getattr(value, "__module__", None) != info.name:
+                continue
+            parameters = inspect.signature(value).parameters.values()
+            if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                   for p in parameters):  # fmt: skip
+                found.append((f"{info.name}.{name}", value))
+    return found
+
+
+def test_the_sweep_sees_the_package():
+    names = {name for name, _ in public_callables()}
+    assert len(names) > 120
+    assert {"rankbias.metrics.rbo.rbo", "rankbias.runs.Run", "rankbias.text.DocStats"} <= names
+    assert set(TAKES_NONE) <= names  # an exemption of a name gone goes too
+
+
+@pytest.mark.parametrize(
+    ("name", "function"),
+    [pytest.param(n, f, id=n.removeprefix("rankbias.")) for n, f in public_callables()
+     if n not in TAKES_NONE],
+)  # fmt: skip
+def test_every_public_callable_refuses_none_naming_what_it_expected(name, function):
+    """None for every required argument: a TypeError or ValueError raised by the package's own
+    check, saying what it expected and naming an argument (a measure's hook, a generator and a
+    context manager are entered: that is where they start)."""
+    import inspect
+
+    parameters = inspect.signature(function).parameters.values()
+    positional = [p for p in parameters if p.default is p.empty
+                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+    keywords = {p.name: None for p in parameters if p.default is p.empty
+                and p.kind is p.KEYWORD_ONLY}  # fmt: skip
+    with pytest.raises((TypeError, ValueError)) as info:
+        result = function(*[None] * len(positional), **keywords)
+        if inspect.isgenerator(result):
+            next(result)
+        elif hasattr(result, "__enter__"):
+            with result:
+                pass
+    message = str(info.value)
+    raised_in = info.traceback[-1].path
+    assert "/rankbias/" in str(raised_in), f"{name}: {message!r} raised in {raised_in}"
+    assert "expected" in message, f"{name}: {message!r}"
+    names = [p.name for p in parameters] + ["--"]
+    assert any(n in message for n in names) or re.match(r"[\w .\[\]']{1,30}: ", message), (
+        f"{name}: {message!r} names no argument of {names}, nor starts with what it is about"
+    )

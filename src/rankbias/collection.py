@@ -13,6 +13,8 @@ releases the GIL), non-ASCII text included (a line with a non-ASCII docid is sca
 under an ASCII one); only a word list the scanner cannot take (built in Python with a control
 character in a term: the word-list reader refuses them) is counted in Python.
 Memory: a few blocks, plus 16 bytes per document for the duplicate-docid check.
+The engines' shared steps (``count_block``, ``read_range``, ``checked_blocks``, …) are not in
+``__all__``: only the package's code calls them, with arguments it has checked.
 """
 
 from __future__ import annotations
@@ -46,14 +48,6 @@ __all__ = [
     "DEFAULT_BLOCK_BYTES",
     "Block",
     "BlockError",
-    "count_block",
-    "stream_blocks",
-    "range_cuts",
-    "read_range",
-    "check_unique",
-    "checked_blocks",
-    "concat_stats",
-    "docids_at_lines",
     "iter_blocks",
     "iter_collection_stats",
     "read_collection_stats",

@@ -133,7 +133,7 @@ class Substitution:
     _pattern_folded: re.Pattern = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        mapping = dict(self.mapping)
+        mapping = dict(expect_type(self.mapping, "mapping", Mapping, "a mapping of terms"))
         for term, other in mapping.items():
             for word in (term, other):
                 if word != word.lower() or not TOKEN_PATTERN.fullmatch(word):

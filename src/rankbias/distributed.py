@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankbias.errors import InputError, expect_count, expect_flag
+from rankbias.errors import InputError, expect_count, expect_flag, expect_items, expect_type
 from rankbias.inputs import BOM, GZIP_MAGIC, MAX_LINE_BYTES, file_identity
 
 if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this module
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # heavy imports stay lazy: `rankbias --help` imports this mod
 
 __all__ = [
     "dask_client",
-    "plan_partitions",
     "iter_blocks_on_dask",
     "collection_stats_on_dask",
     "score_runs_on_dask",
@@ -192,6 +191,8 @@ def _check_workers(client, scheduler: str) -> None:
 
 
 def _total_threads(client) -> int:
+    if not hasattr(client, "nthreads"):
+        raise TypeError(f"client: expected a dask.distributed Client, found {client!r:.60}")
     return max(1, sum(client.nthreads().values()))
 
 
@@ -421,7 +422,7 @@ def count_byte_range(
 # ---- statistics on the cluster -------------------------------------------------------------
 def _collection_location(collection: str | Path) -> tuple[str, str]:
     """``(location workers open, label for messages)``; the label is the local engine's."""
-    collection = str(collection)
+    collection = str(expect_type(collection, "collection", str | os.PathLike, "a path or a URL"))
     if _is_url(collection):
         return collection, collection
     path = Path(collection)
@@ -570,7 +571,9 @@ def score_runs_on_dask(
 
     metrics = scoring.DEFAULT_MEASURES if metrics is None else metrics
     cutoffs = scoring.DEFAULT_CUTOFFS if cutoffs is None else cutoffs
-    runs = [runs] if isinstance(runs, Run) else list(runs)
+    runs = (
+        [runs] if isinstance(runs, Run) else expect_items(runs, "runs", "a Run or a list of them")
+    )
     background = options.get("background", "collection")
     if not runs or _rejected_by_local_engine(
         runs, stats, background, options.get("missing", "error"), options.get("empty", "error")

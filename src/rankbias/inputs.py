@@ -4,7 +4,9 @@ A path or an open file object (binary or text; pipes are read once, sequentially
 magic bytes whatever the name (a ``.gz`` name on other content, a truncated or corrupt stream
 refused); UTF-8 text, a leading byte-order mark dropped, ``\\n``, ``\\r\\n`` and ``\\r`` all end
 lines.  A missing, unreadable or malformed input is an :class:`~rankbias.errors.InputError`
-naming it and what was expected (``what``).
+naming it and what was expected (``what``).  The readers' shared steps (``decode_line``,
+``refuse_inner_bom``, ``iter_lines``, ``PrefixedStream``, ``source_name``) are not in
+``__all__``.
 """
 
 from __future__ import annotations
@@ -23,14 +25,9 @@ from rankbias.errors import InputError, located
 
 __all__ = [
     "Source",
-    "PrefixedStream",
-    "source_name",
     "open_binary",
     "read_bytes",
     "open_lines",
-    "iter_lines",
-    "decode_line",
-    "refuse_inner_bom",
 ]
 
 #: a path, or an open file object (binary or text)
@@ -60,7 +57,7 @@ def _is_path(source: Source) -> bool:
         return True
     if not callable(getattr(source, "read", None)):
         raise TypeError(
-            f"expected a path (str or os.PathLike) or an open file, found "
+            f"source: expected a path (str or os.PathLike) or an open file, found "
             f"{type(source).__name__}"
             + (" (wrap bytes in io.BytesIO)" if isinstance(source, bytes | bytearray) else "")
         )

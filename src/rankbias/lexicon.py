@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rankbias.errors import InputError, expect_flag, expect_type, located
+from rankbias.errors import InputError, expect_flag, expect_items, expect_type, located
 from rankbias.inputs import Source, open_lines, source_name
 
 __all__ = [
@@ -53,7 +53,8 @@ class Lexicon:
     _terms_by_group: Mapping[str, tuple[str, ...]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        groups = tuple(self.groups)
+        groups = tuple(expect_items(self.groups, "groups", "a list of group labels"))
+        expect_type(self.term_to_group, "term_to_group", Mapping, "a mapping of terms to groups")
         if len(groups) < 2:
             raise InputError(
                 f"{self.source}: found {len(groups)} group(s) {list(groups)}; "

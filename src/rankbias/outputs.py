@@ -37,7 +37,6 @@ __all__ = [
     "check_output",
     "check_output_dir",
     "handle_signals",
-    "remove_stale_temps",
     "table_format",
     "write_table",
     "write_text",

@@ -43,6 +43,10 @@ class Run:
     scores: np.ndarray
 
     def __post_init__(self) -> None:
+        for name in ("qids", "offsets", "docids", "scores"):
+            expect_type(
+                getattr(self, name), name, np.ndarray, "an array (Run.from_frame builds them)"
+            )
         n = len(self.qids)
         if self.offsets.shape != (n + 1,):
             raise ValueError(f"offsets must have shape ({n + 1},), found {self.offsets.shape}")

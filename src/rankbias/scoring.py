@@ -8,7 +8,8 @@ reads position ``min(k, length)`` (the book's "Conventions" page).  Nothing is d
 a missing input, a document absent from the collection (unless ``missing="neutral"``, as the
 released code), an empty list (unless ``empty="nan"``) or a query absent from a background or
 counterfactual run is an :class:`~rankbias.errors.InputError`; what was tolerated and the
-undefined values are counted in the frame's ``attrs``.
+undefined values are counted in the frame's ``attrs``.  The engines' shared steps
+(``collection_aggregates``, ``restrict_inputs``, ``tidy_table``) are not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_choice, expect_frame, expect_items, expect_type
+from rankbias.errors import (
+    InputError,
+    expect_choice,
+    expect_count,
+    expect_frame,
+    expect_items,
+    expect_type,
+)
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
 from rankbias.runs import Run, arrow_docids
@@ -29,16 +37,12 @@ from rankbias.text import DocStats
 __all__ = [
     "DEFAULT_MEASURES",
     "DEFAULT_CUTOFFS",
-    "PlannedMeasure",
     "RankedInputs",
     "mean_per_system",
     "score_runs",
     "plan_measures",
-    "collection_aggregates",
-    "restrict_inputs",
     "parse_metric_list",
     "required_inputs",
-    "tidy_table",
 ]
 
 DEFAULT_CUTOFFS = (5, 10, 20)
@@ -236,8 +240,8 @@ class RankedInputs:
     family), ``collection_cache`` per collection (shared by all runs)."""
 
     def __init__(self, run: Run, width: int, supplied: dict, options: dict, collection_cache):
-        self.run = run
-        self.width = max(width, 1)
+        self.run = expect_type(run, "run", Run, "a Run")
+        self.width = max(expect_count(width, "width", 0), 1)
         self.qids = run.qids
         self.n_queries = len(run.qids)
         self.list_lengths = np.minimum(run.list_lengths, self.width)

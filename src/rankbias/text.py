@@ -69,6 +69,12 @@ class DocStats:
     term_counts: sp.csr_matrix | None = None
     tokenizer: str = "default"
 
+    def __post_init__(self) -> None:
+        for name in ("docids", "lengths", "group_counts", "term_group"):
+            expect_type(
+                getattr(self, name), name, np.ndarray, "an array (document_stats builds them)"
+            )
+
     def __len__(self) -> int:
         return len(self.docids)
 

@@ -160,7 +160,7 @@ def test_duo_per_query_passes_min_docs_and_gathers_every_run():
         (lambda: list_polarisation(["a", "a", "b"], EMBEDDINGS, DOCIDS), ValueError,
          "list: a document is ranked twice in ['a', 'a', 'b']; expected each once"),
         (lambda: list_polarisation("abc", EMBEDDINGS, DOCIDS), TypeError,
-         "list: expected a list of docids, found the string 'abc'"),
+         "list: expected a list of docids, found str 'abc'"),
         (lambda: duo_per_query([make_run("r", {"q": ["a", "b", "c"]})], ["q"], EMBEDDINGS,
                                DOCIDS), TypeError,
          "runs: expected a mapping name -> Run, found list"),

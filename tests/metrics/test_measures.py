@@ -270,7 +270,7 @@ def test_register_takes_a_declaration_once_and_refuses_a_different_one(monkeypat
     monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
     with pytest.raises(TypeError) as error:
         registry.register("probe_measure")
-    assert str(error.value) == "register: expected a Measure, found str"
+    assert str(error.value) == "measure: expected a Measure, found str"
     first = declaration(kernel=functools.partial(sorted, key=abs))
     assert registry.register(first, aliases={"probe_abs": {"tau": 0.0}}) is first
     assert registry.ALIASES["probe_abs"] == ("probe_measure", (("tau", 0.0),))

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import expect_count, expect_type
+from rankbias.errors import expect_count, expect_items, expect_type
 from rankbias.metrics.duo import polarisation_scores
+from rankbias.metrics.validation import as_array
 from rankbias.runs import Run
 from rankbias.scoring import score_runs
 
@@ -31,6 +32,9 @@ def passage_embeddings(testbed) -> tuple[np.ndarray, pd.Index]:
     (all-MiniLM-L6-v2) from ``<testbed>/cache``, the model loaded only if the cache lacks them."""
     from rankbias.retrieval import encode_cached
 
+    if not hasattr(testbed, "collection"):
+        expected = "a testbed (rankbias.data.wikisample.load_testbed)"
+        raise TypeError(f"testbed: expected {expected}, found {testbed!r:.60}")
     texts = testbed.collection["text"].tolist()
     vectors = encode_cached(_DenseModelOnDemand(), texts, testbed.path / "cache", "passages")
     return np.asarray(vectors, dtype=np.float64), pd.Index(testbed.collection["docid"])
@@ -42,9 +46,9 @@ def list_polarisation(
     """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA of the
     list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a document without an
     embedding is a ValueError naming ``where``."""
-    if isinstance(ranked, str):
-        raise TypeError(f"{where}: expected a list of docids, found the string {ranked!r}")
-    ranked = list(ranked)
+    ranked = expect_items(ranked, where, "a list of docids")
+    embeddings = as_array(embeddings, "embeddings", 2)
+    expect_type(docids, "docids", pd.Index, "a pandas Index of the embeddings' docids")
     if len(set(ranked)) < len(ranked):
         raise ValueError(f"{where}: a document is ranked twice in {ranked}; expected each once")
     if len(embeddings) != len(docids):

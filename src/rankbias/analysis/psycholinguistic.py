@@ -86,7 +86,9 @@ class CategoryDictionary:
     skipped: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "categories", tuple(self.categories))
+        object.__setattr__(self, "categories", tuple(expect_items(self.categories, "categories")))
+        for name in ("words", "stems"):
+            expect_type(getattr(self, name), name, Mapping, "a mapping of entries to categories")
         if len(set(self.categories)) != len(self.categories):
             raise InputError(f"{self.source}: category names repeat in {list(self.categories)}")
         n = len(self.categories)

@@ -167,7 +167,9 @@ def subsample_coverage(
     """What the sub-lists of :func:`subsampling_study` still see, per fraction, seed and group:
     ``terms`` kept, their ``occurrences``, the ``occurrence_share`` of the full list's (NaN if
     none) and the ``documents`` holding one."""
-    seeds = list(seeds)
+    expect_type(stats, "stats", DocStats, "the DocStats of a collection")
+    seeds = [expect_count(s, "seeds", 0) for s in expect_items(seeds, "seeds", "a list of seeds")]
+    fractions = expect_items(fractions, "fractions", "a list of fractions")
     full = stats.group_counts.sum(axis=0)
     rows = []
     for fraction in fractions:

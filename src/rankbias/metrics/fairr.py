@@ -37,7 +37,6 @@ OMEGA_RANGE = (-1.0, 1.0)
 
 __all__ = [
     "neutrality", "fairr_at_cutoffs", "ideal_fairr", "ideal_fairr_collection", "nfairr",
-    "collection_ideal",
 ]  # fmt: skip
 
 

@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from rankbias.errors import expect_choice, expect_type
+
 __all__ = [
     "HigherIs", "Input", "Parameter", "Measure", "MeasureRequest", "CUTOFF", "MEASURES",
     "FAMILIES", "ENTRY_POINT_GROUP", "register", "measures", "get_measure", "parse_measure",
@@ -78,6 +80,13 @@ class Parameter:
     minimum: float | None = None
     exclusive_minimum: bool = False
     maximum: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"parameter name {self.name!r}: expected lower-case [a-z0-9_]")
+        expect_choice(
+            self.type, f"parameter {self.name} type", ("int", "float", "bool", "str", "floats")
+        )
 
     def parse(self, text: str) -> object:
         """The value of ``text`` in this parameter's type; a ValueError says what was expected."""
@@ -230,7 +239,7 @@ class Measure:
     label_parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+        if not isinstance(self.name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
             raise ValueError(f"measure name {self.name!r}: expected lower-case [a-z0-9_]")
         if not isinstance(self.higher_is, HigherIs):
             raise TypeError(f"{self.name}: higher_is must be a HigherIs, found {self.higher_is!r}")
@@ -270,6 +279,9 @@ class MeasureRequest:
     measure: Measure
     given: tuple[tuple[str, object], ...] = ()
     cutoff: int | None = None
+
+    def __post_init__(self) -> None:
+        expect_type(self.measure, "measure", Measure, "a Measure (get_measure('nfairr'))")
 
     def parameters(self) -> dict[str, object]:
         """The declared defaults, overridden by the parameters given."""
@@ -329,7 +341,7 @@ _LOADED: list[bool] = []
 def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | None = None):
     """Add ``measure`` (and parser aliases ``name → parameters``) to the registry."""
     if not isinstance(measure, Measure):
-        raise TypeError(f"register: expected a Measure, found {type(measure).__name__}")
+        raise TypeError(f"measure: expected a Measure, found {type(measure).__name__}")
     existing = MEASURES.get(measure.name)
     if existing is not None and _declaration(existing) != _declaration(measure):
         raise ValueError(
@@ -400,6 +412,7 @@ def measures() -> list[Measure]:
 
 def get_measure(name: str) -> Measure:
     """The measure called ``name``; an unknown name is a ValueError listing the known ones."""
+    expect_type(name, "name", str, "a measure name such as 'nfairr'")
     _load_families()
     if name in MEASURES:
         return MEASURES[name]
@@ -430,6 +443,7 @@ def split_measure_list(text: str, empty_ok: bool = False) -> list[str]:
     """Split ``"texfair@10,nfairr(tau=0,strict=true)@5"`` at the commas outside brackets; an
     empty item (``","``, ``"a,,b"``) or an item given twice is a ValueError unless
     ``empty_ok``."""
+    expect_type(text, "measures", str, "text such as 'texfair@10,nfairr@5'")
     items, depth, current = [], 0, []
     for char in text:
         if char in "([":
