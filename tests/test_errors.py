@@ -21,7 +21,7 @@ import pytest
 from rankbias.analysis.agreement import metric_correlation, paired_tests, split_label
 from rankbias.analysis.compare import compare
 from rankbias.analysis.consistency import bias_direction, bias_ranks, consistency_bins, rank_bins
-from rankbias.analysis.explain import explain
+from rankbias.analysis.explain import explain, strip_plot
 from rankbias.analysis.psycholinguistic import (
     CategoryDictionary,
     category_shares,
@@ -46,6 +46,7 @@ from rankbias.collection import iter_documents, read_collection_stats
 from rankbias.counterfactual import substitute_collection
 from rankbias.data.catalog import select
 from rankbias.data.fetch import fetch
+from rankbias.distributed import score_runs_on_dask
 from rankbias.effectiveness import effectiveness, split_measure
 from rankbias.errors import InputError, expect_choice, expect_count, expect_flag, expect_items
 from rankbias.inputs import read_bytes
@@ -478,6 +479,13 @@ PER_QUERY = pd.DataFrame({"qid": ["1", "2"], "metric": ["m", "m"], "value": [0.5
         # numpy's "expected non-negative integer", naming nothing
         (lambda: subsample(default_lexicon(), 0.5, -1), TypeError,
          "seed: expected an integer ≥ 0 (explicit, for a reproducible draw), found -1"),
+        # a table of other columns failed in pandas' groupby with KeyError: 'qid'; run names
+        # given for runs failed with "'str' object has no attribute 'name'"
+        (lambda: strip_plot(pd.DataFrame({"qid": ["1"], "rank": [1]})), InputError,
+         "table: lacks the column(s) ['metric', 'cutoff', 'contribution']; "
+         "expected the DataFrame of explain()"),
+        (lambda: score_runs_on_dask(None, ["bm25.run"]), TypeError,
+         "runs: expected a Run or a list of them, found str"),
     ],
 )  # fmt: skip
 def test_public_functions_refuse_a_string_for_a_list_and_objects_of_the_wrong_kind(

@@ -571,9 +571,9 @@ def score_runs_on_dask(
 
     metrics = scoring.DEFAULT_MEASURES if metrics is None else metrics
     cutoffs = scoring.DEFAULT_CUTOFFS if cutoffs is None else cutoffs
-    runs = (
-        [runs] if isinstance(runs, Run) else expect_items(runs, "runs", "a Run or a list of them")
-    )
+    kind = "a Run or a list of them"
+    runs = [runs] if isinstance(runs, Run) else expect_items(runs, "runs", kind)
+    runs = [expect_type(run, "runs", Run, kind) for run in runs]
     background = options.get("background", "collection")
     if not runs or _rejected_by_local_engine(
         runs, stats, background, options.get("missing", "error"), options.get("empty", "error")

@@ -33,7 +33,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rankbias.errors import InputError, expect_count, expect_items, expect_seed, expect_type
+from rankbias.errors import (
+    InputError,
+    expect_count,
+    expect_frame,
+    expect_items,
+    expect_seed,
+    expect_type,
+)
 from rankbias.metrics.measures import get_measure
 from rankbias.metrics.ranked import position_discount
 from rankbias.runs import Run
@@ -247,7 +254,8 @@ def strip_plot(table: pd.DataFrame, path=None):
     """Each list of :func:`explain`'s table as a strip of its documents by rank, coloured by
     contribution (blue below 0, red above; one colour scale per row), saved to ``path``
     (``.png``/``.svg``) when given.  Returns the figure."""
-    expect_type(table, "table", pd.DataFrame, "the DataFrame of explain()")
+    columns = ("qid", "metric", "cutoff", "rank", "contribution")
+    expect_frame(table, "table", columns, "the DataFrame of explain()")
     import matplotlib
 
     if path is not None:
