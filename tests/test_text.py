@@ -133,6 +133,17 @@ def test_log_tf_sums_by_hand():
     np.testing.assert_allclose(only_female.log_tf_sums(), [[np.log(3), 0.0], [0.0, 0.0]])
 
 
+def test_log_tf_sums_leaves_counts_given_as_floats_as_they_were():
+    # counts a user gives as floats (weighted, or read back from a table): the logarithms are
+    # taken of a copy; taken in place, a second call would read logarithms of logarithms
+    stats = document_stats(["she she she her he", "man"], LEX, per_term=True)
+    floats = dataclasses.replace(stats, term_counts=stats.term_counts.astype(np.float64))
+    before = floats.term_counts.toarray()
+    for _ in range(2):
+        np.testing.assert_allclose(floats.log_tf_sums(), [[np.log(3), 0.0], [0.0, 0.0]])
+        np.testing.assert_array_equal(floats.term_counts.toarray(), before)
+
+
 def test_unmatchable_terms_reported():
     lex = Lexicon.from_mapping({"mother-in-law": "f", "he": "m"})
     assert unmatchable_terms(lex, "default") == unmatchable_terms(lex) == ("mother-in-law",)
