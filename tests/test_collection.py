@@ -444,6 +444,7 @@ def test_block_error_carries_the_line_in_block_and_the_offset():
     assert err.line_in_block == 2  # 0-based: the third line
     assert err.byte_offset == 100 + 12  # "a\tshe\r\n" is 7 bytes, "b\the\r" 5
     assert err.message.startswith("found 2 tabs in 'c\\tbad\\ttab'")
+    assert err.args == (2, err.message, 112)  # all three in args: an exception pickles its args
     again = pickle.loads(pickle.dumps(err))
     assert (again.line_in_block, again.byte_offset, str(again)) == (2, 112, str(err))
 
