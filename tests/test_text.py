@@ -339,3 +339,19 @@ def test_text_functions_name_what_is_not_text_or_a_word_list():
         document_stats(["she", 3], lexicon)
     with pytest.raises(TypeError, match="^lexicon: expected a rankbias.lexicon.Lexicon"):
         document_stats(["she"], {"she": "f"})
+
+
+def test_statistics_say_which_tokeniser_counted_them():
+    for tokenizer in ("default", "whitespace"):
+        assert document_stats(["she said"], LEX, tokenizer=tokenizer).tokenizer == tokenizer
+
+
+def test_rows_take_arrow_docids_of_any_type():
+    # a table a user reads with pyarrow may hold docids as large strings, a dictionary, or
+    # integers (Arrow's CSV reader types the column "1, 2, 3" as int64): read as text, also
+    # where the collection has docids no integer could be
+    stats = document_stats(["she", "he", "him"], LEX, docids=["10", "d20", "30"])
+    plain = pa.array(["30", "99", "10"])
+    for docids in (plain, plain.cast(pa.large_string()), plain.dictionary_encode(),
+                   pa.array([30, 99, 10]), pa.chunked_array([[30], [99, 10]])):  # fmt: skip
+        assert stats.rows(docids).tolist() == [2, -1, 0]
