@@ -75,6 +75,8 @@ def equivalents(root: Path) -> tuple[set[str], list[str]]:
         name, recorded, _reason = line.split("\t")
         module, function = name.rsplit(".", 1)
         path = root.parent / (module.replace(".", "/") + ".py")
+        if not path.exists():  # a function of a package: its __init__.py
+            path = path.with_suffix("") / "__init__.py"
         if path not in modules:
             modules[path] = bodies(path)
         (current.add if change(modules[path], function) == recorded else stale.append)(name)
