@@ -11,6 +11,7 @@ from rankbias.analysis.list_polarisation import (
     list_polarisation,
     run_polarisation,
 )
+from rankbias.errors import InputError
 from rankbias.runs import Run
 
 # Embeddings on the x axis at 3, 0 and -3 (documents a, b, c): the PCA axis is (1, 0) (largest
@@ -118,6 +119,12 @@ def test_passage_embeddings_are_the_models_unit_vectors_and_then_the_cache(tmp_p
     testbed = SimpleNamespace(
         collection=pd.DataFrame({"docid": ["p1", "p2", "p3"], "text": texts}), path=tmp_path
     )
+    with pytest.raises(TypeError) as info:
+        passage_embeddings(tmp_path)  # the testbed's folder, not the testbed
+    assert str(info.value) == (
+        "testbed: expected a testbed (rankbias.data.wikisample.load_testbed), "
+        f"found {tmp_path!r:.60}"
+    )
     vectors, docids = passage_embeddings(testbed)
     assert docids.tolist() == ["p1", "p2", "p3"]
     assert vectors.shape == (3, 384) and vectors.dtype == np.float64
@@ -161,6 +168,10 @@ def test_duo_per_query_passes_min_docs_and_gathers_every_run():
          "list: a document is ranked twice in ['a', 'a', 'b']; expected each once"),
         (lambda: list_polarisation("abc", EMBEDDINGS, DOCIDS), TypeError,
          "list: expected a list of docids, found str 'abc'"),
+        (lambda: list_polarisation(["a"], EMBEDDINGS[0], DOCIDS), InputError,
+         "embeddings: expected a 2-D array, found shape (2,)"),
+        (lambda: list_polarisation(["a"], EMBEDDINGS, list(DOCIDS)), TypeError,
+         "docids: expected a pandas Index of the embeddings' docids, found list"),
         (lambda: duo_per_query([make_run("r", {"q": ["a", "b", "c"]})], ["q"], EMBEDDINGS,
                                DOCIDS), TypeError,
          "runs: expected a mapping name -> Run, found list"),

@@ -253,6 +253,14 @@ def test_a_dictionary_checks_its_categories_and_indices():
     with pytest.raises(InputError) as info:
         CategoryDictionary(["a", "b", "a"], {}, {}, source="mine.dic")
     assert str(info.value) == "mine.dic: category names repeat in ['a', 'b', 'a']"
+    for arguments, message in (
+        (("ab", {}, {}), "categories: expected a list, found str 'ab'"),
+        ((["a"], [], {}), "words: expected a mapping of entries to categories, found list"),
+        ((["a"], {}, ()), "stems: expected a mapping of entries to categories, found tuple"),
+    ):
+        with pytest.raises(TypeError) as info:
+            CategoryDictionary(*arguments)
+        assert str(info.value) == message
 
 
 def test_from_mapping_keeps_its_source_and_restrict_says_so():
@@ -603,6 +611,16 @@ def test_correlate_refuses_bad_arguments_and_tables_in_whole_messages():
     with pytest.raises(InputError) as error:
         correlate(metric_table, share_table.rename(columns={"category": "c", "qid": "q"}))
     assert str(error.value) == "the shares table lacks column(s) ['category', 'qid']"
+    with pytest.raises(TypeError) as error:
+        correlate(dict(metric_table), share_table)
+    assert str(error.value) == (
+        "per_query_metric: expected a table with the columns qid, metric, value, found dict"
+    )
+    with pytest.raises(TypeError) as error:
+        correlate(metric_table, [share_table])
+    assert str(error.value) == (
+        "shares: expected a table with the columns qid, category, value, found list"
+    )
     with pytest.raises(InputError) as error:
         correlate(metric_table, share_table, metrics=["m1", "nfairr", "m0", "arab"])
     assert str(error.value) == "the metric table has no rows for ['nfairr', 'arab']"

@@ -737,6 +737,9 @@ def test_the_response_file_is_written_with_its_header_compressed_by_its_suffix(t
     packed = write_study_responses(study, tmp_path / "responses.CSV.GZ")
     assert packed.read_bytes()[:2] == b"\x1f\x8b"
     assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
+    with pytest.raises(TypeError) as info:
+        write_study_responses(study, 3)
+    assert str(info.value) == "path: expected a file path, found int"
 
 
 def test_study_orderings_list_the_questions_sorted_whatever_the_row_order(oracle):

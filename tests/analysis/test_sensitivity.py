@@ -175,6 +175,28 @@ def test_subsample_coverage_of_a_group_that_never_occurs_is_nan_without_a_warnin
     assert table.loc["m", "occurrences"] == 0 and table.loc["m", "documents"] == 0
 
 
+@pytest.mark.parametrize(
+    ("change", "kind", "message"),
+    [
+        ({"stats": {}}, TypeError, "stats: expected the DocStats of a collection, found dict"),
+        ({"seeds": "3"}, TypeError, "seeds: expected a list of seeds, found str '3'"),
+        ({"seeds": 3}, TypeError, "seeds: expected a list of seeds, found int 3"),
+        ({"seeds": [1, -1]}, ValueError, "seeds: expected an integer ≥ 0, found -1"),
+        ({"seeds": [1.0]}, ValueError, "seeds: expected an integer ≥ 0, found 1.0"),
+        ({"fractions": "0.5"}, TypeError,
+         "fractions: expected a list of fractions, found str '0.5'"),
+        ({"fractions": 0.5}, TypeError,
+         "fractions: expected a list of fractions, found float 0.5"),
+    ],
+)  # fmt: skip
+def test_subsample_coverage_names_the_argument_it_refuses(testbed, change, kind, message):
+    stats = testbed[2]
+    arguments = {"stats": stats, "lexicon": LEXICON, "fractions": [0.5], "seeds": [0]} | change
+    with pytest.raises(kind) as info:
+        subsample_coverage(**arguments)
+    assert str(info.value) == message
+
+
 def test_subsample_stats_refusals_whole_and_counts_typed(testbed):
     texts, docids, stats, _ = testbed
     plain = document_stats(texts, LEXICON, docids=docids)

@@ -258,6 +258,14 @@ def test_a_declaration_is_checked_whole_when_it_is_made():
             declaration(**fields)
         assert str(error.value) == message, fields
     assert declaration().display == "probe_measure"
+    for arguments, message in (
+        (("Tau", "float", 1.0, "t"), "parameter name 'Tau': expected lower-case [a-z0-9_]"),
+        (("tau", "double", 1.0, "t"), "parameter tau type: expected one of 'int', 'float', "
+         "'bool', 'str', 'floats', found 'double'"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError) as error:
+            Parameter(*arguments)
+        assert str(error.value) == message
     assert declaration(display="Probe").display == "Probe"
 
 
