@@ -37,3 +37,14 @@ def test_an_unknown_name_is_an_attribute_error_naming_it():
     with pytest.raises(AttributeError) as error:
         metrics.rnd_normalised  # noqa: B018
     assert str(error.value) == "module 'rankbias.metrics' has no attribute 'rnd_normalised'"
+
+
+def test_a_name_is_the_function_of_its_family_and_is_kept_after_first_use():
+    """In this process (the first test runs a fresh interpreter): the package's own lookup hands
+    out the family's function and keeps it, so a second use does not look it up again."""
+    import rankbias.metrics as metrics
+    from rankbias.metrics import rank_fairness
+
+    vars(metrics).pop("rnd", None)  # as before its first use
+    assert metrics.rnd is rank_fairness.rnd
+    assert vars(metrics)["rnd"] is rank_fairness.rnd
