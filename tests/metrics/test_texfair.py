@@ -143,6 +143,11 @@ def test_distances_by_hand():
     assert distribution_distance(p, q, "jsd") == pytest.approx(jsd)
     with pytest.raises(ValueError, match="unknown distance"):
         distribution_distance(p, q, "cosine")
+    for arguments, message in (((None, q), "dist: expected numbers, found None"),
+                               ((p, None), "target: expected numbers, found None")):  # fmt: skip
+        with pytest.raises(TypeError) as info:
+            distribution_distance(*arguments)
+        assert str(info.value) == message
 
 
 @pytest.mark.filterwarnings("error")  # 0 log 0 is 0, silently: no RuntimeWarning either
