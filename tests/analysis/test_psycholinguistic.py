@@ -587,7 +587,10 @@ def test_category_shares_cut_at_ten_by_default_and_name_what_is_missing(tmp_path
     assert str(info.value) == "missing: expected one of 'error', 'skip', found 'drop'"
     with pytest.raises(ValueError) as info:
         read_dic(write(tmp_path, SMALL_DIC), unsupported="drop")
-    assert str(info.value) == "unsupported must be one of ('error', 'skip'), found 'drop'"
+    assert str(info.value) == "unsupported: expected one of 'error', 'skip', found 'drop'"
+    with pytest.raises(ValueError) as info:  # `in` would compare a table element by element
+        read_dic(write(tmp_path, SMALL_DIC), unsupported=pd.DataFrame({"x": ["skip"]}))
+    assert str(info.value).startswith("unsupported: expected one of 'error', 'skip', found ")
 
 
 def test_empath_terms_no_token_can_match_are_each_counted(tmp_path):
@@ -600,7 +603,10 @@ def test_correlate_refuses_bad_arguments_and_tables_in_whole_messages():
     metric_table, share_table, *_ = generated(n_queries=10, n_categories=2, n_metrics=2, seed=6)
     with pytest.raises(ValueError) as error:
         correlate(metric_table, share_table, family="query")
-    assert str(error.value) == "family must be one of ('metric', 'all'), found 'query'"
+    assert str(error.value) == "family: expected one of 'metric', 'all', found 'query'"
+    with pytest.raises(ValueError) as error:  # `in` would compare an array element by element
+        correlate(metric_table, share_table, family=np.array(["metric"]))
+    assert str(error.value).startswith("family: expected one of 'metric', 'all', found array(")
     for alpha in (0.0, 1.0, 1.5, -0.1):
         with pytest.raises(ValueError) as error:
             correlate(metric_table, share_table, alpha=alpha)

@@ -174,13 +174,6 @@ class CategoryDictionary:
         )
 
 
-def _check_unsupported(unsupported: str) -> None:
-    if unsupported not in UNSUPPORTED_POLICIES:
-        raise ValueError(
-            f"unsupported must be one of {UNSUPPORTED_POLICIES}, found {unsupported!r}"
-        )
-
-
 def _check_entry(entry: str, path, line: int | None) -> None:
     if entry in ("", "*"):
         raise located(path, line, f"found the entry {entry!r}; expected a word or a stem*")
@@ -195,7 +188,7 @@ def read_dic(
 ) -> CategoryDictionary:
     """Read a dictionary in LIWC ``.dic`` format (module docstring); a malformed header or entry
     is an :class:`InputError` naming the file and line."""
-    _check_unsupported(unsupported)
+    expect_choice(unsupported, "unsupported", UNSUPPORTED_POLICIES)
     path = Path(expect_type(path, "path", str | os.PathLike, "a file path"))
     try:
         text = path.read_text(encoding=encoding)
@@ -303,7 +296,7 @@ def read_empath_tsv(path: str | Path, unsupported: str = "skip") -> CategoryDict
     """Read Empath's ``categories.tsv`` (``category<TAB>term<TAB>term…`` per line; exact words);
     multi-word terms (a space or ``_``) are skipped and counted (``unsupported="error"``
     refuses them); a category without terms or named twice is an error."""
-    _check_unsupported(unsupported)
+    expect_choice(unsupported, "unsupported", UNSUPPORTED_POLICIES)
     path = Path(expect_type(path, "path", str | os.PathLike, "a file path"))
     categories: list[str] = []
     words: dict[str, set[int]] = {}
@@ -505,8 +498,7 @@ def correlate(
     metric's tests, counted in ``attrs["excluded_queries"]``.  Returns ``metric, category, n, r,
     p, p_bh, significant, significant_bh`` (``p_bh`` adjusted within ``family``);
     ``attrs["undefined"]`` counts the pairs without a correlation."""
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}, found {family!r}")
+    expect_choice(family, "family", FAMILIES)
     expect_fraction(alpha, "alpha")
     for frame, key, what in (
         (per_query_metric, "metric", "metric"),
