@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,12 +46,11 @@ def pytest_collection_modifyitems(config, items):
     a mutant stops as soon as it can; a surviving mutant still runs every test.  Outside a
     mutmut run (no record in the working directory, or no mutant under test) nothing moves.
     """
-    try:
-        from mutmut.mutation.trampoline import get_mutant_under_test
-    except ImportError:
-        return
+    trampoline = sys.modules.get("mutmut.mutation.trampoline")  # imported by mutmut's workers
     record = Path("mutmut-stats.json")
-    if "__mutmut_" not in get_mutant_under_test() or not record.is_file():
+    if trampoline is None or "__mutmut_" not in trampoline.get_mutant_under_test():
+        return
+    if not record.is_file():  # mutmut's first run, before it wrote the record
         return
     durations = json.loads(record.read_text()).get("duration_by_test", {})
     items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
