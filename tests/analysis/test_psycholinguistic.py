@@ -193,6 +193,9 @@ def test_empath_is_read_from_its_tsv(tmp_path):
     assert d.skipped == 1  # gun_shot cannot match one token
     with pytest.raises(InputError, match="c.tsv:2: term 'gun_shot'"):
         read_empath_tsv(path, unsupported="error")
+    with pytest.raises(ValueError) as info:
+        read_empath_tsv(path, unsupported="drop")
+    assert str(info.value) == "unsupported: expected one of 'error', 'skip', found 'drop'"
 
 
 EMPATH_EXPECTED = "expected 'category<TAB>term<TAB>…' with ≥ 1 term"
