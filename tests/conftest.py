@@ -37,7 +37,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    """``make mutation``: a mutant's tests run fastest first.
+    """``make mutation``: a mutant's tests run fastest first; a recorded equivalent runs none.
 
     mutmut runs, for each mutant, the tests that reached its function, with ``-x``: the first
     failure ends the run and the mutant is killed.  It hands them over as a set, in no order,
@@ -45,15 +45,31 @@ def pytest_collection_modifyitems(config, items):
     tests first.  Sorted by the durations mutmut recorded in its first run, the run that kills
     a mutant stops as soon as it can; a surviving mutant still runs every test.  Outside a
     mutmut run (no record in the working directory, or no mutant under test) nothing moves.
+
+    A mutant listed in ``mutation_equivalents.tsv`` was read by hand and found to behave as the
+    code does: every test reaching it passes, so it would run them all (a minute for the
+    validation helpers) to survive again.  Its tests are deselected instead: mutmut records
+    "no tests", and ``mutation_score.py`` counts it as equivalent only while the mutant still
+    makes the change recorded (otherwise it is listed as stale and counts against the score).
     """
     trampoline = sys.modules.get("mutmut.mutation.trampoline")  # imported by mutmut's workers
     record = Path("mutmut-stats.json")
-    if trampoline is None or "__mutmut_" not in trampoline.get_mutant_under_test():
+    mutant = "" if trampoline is None else trampoline.get_mutant_under_test()
+    if "__mutmut_" not in mutant:
+        return
+    if mutant in _recorded_equivalents():
+        config.hook.pytest_deselected(items=list(items))
+        items.clear()
         return
     if not record.is_file():  # mutmut's first run, before it wrote the record
         return
     durations = json.loads(record.read_text()).get("duration_by_test", {})
     items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
+
+
+def _recorded_equivalents() -> set[str]:
+    table = Path(__file__).with_name("mutation_equivalents.tsv")
+    return {line.split("\t", 1)[0] for line in table.read_text(encoding="utf-8").splitlines()[1:]}
 
 
 @pytest.fixture(scope="module")
