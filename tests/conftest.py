@@ -67,9 +67,10 @@ def pytest_collection_modifyitems(config, items):
     # the tests of the mutant's own module first (tests mirror the package: the mutants of
     # rankbias/metrics/validation.py are checked by tests/metrics/test_validation.py), then the
     # rest; fastest first within each
-    *package, module = mutant.rsplit(".", 1)[0].split(".")[1:]
-    own = "/".join(["tests", *package, f"test_{module}.py"])
-    items.sort(key=lambda item: (not item.nodeid.startswith(own), durations.get(item.nodeid, 0.0)))
+    modules = mutant.rsplit(".", 1)[0].split(".")[1:]  # e.g. ["metrics", "validation"]
+    own = "/".join(["tests", *modules[:-1], f"test_{modules[-1]}.py"]) if modules else None
+    items.sort(key=lambda item: (own is None or not item.nodeid.startswith(own),
+                                 durations.get(item.nodeid, 0.0)))  # fmt: skip
 
 
 def _recorded_equivalents() -> set[str]:

@@ -904,7 +904,7 @@ def test_a_query_id_of_forty_characters_is_shown_whole_and_a_longer_one_cut():
         assert f"query(ies) of run 'run', e.g. {shown}; expected" in str(info.value)
 
 
-def probe_measure(kernel, *inputs):
+def probe_measure(kernel, *inputs, level="query"):
     """An unregistered measure whose kernel looks at what a plugin's kernel is given."""
     return Measure(
         name="probe",
@@ -914,7 +914,43 @@ def probe_measure(kernel, *inputs):
         higher_is=HigherIs.NEITHER,
         inputs=inputs,
         kernel=kernel,
+        level=level,
     )
+
+
+MEMBERS = {"d1": True, "d2": False, "d3": True}
+
+
+def test_a_kernel_that_returns_the_wrong_shape_is_named_with_both_shapes():
+    """A plugin's kernel returns one value per query and cut-off (book: Extending)."""
+    kernel = lambda inputs, cutoffs: np.zeros((inputs.n_queries, 3))  # noqa: E731
+    measure = probe_measure(kernel, Input.GROUP_MEMBERSHIP)
+    run = make_run({"q1": ["d1", "d2"], "q2": ["d2"]})
+    with pytest.raises(AssertionError) as info:
+        score_runs(run, None, [MeasureRequest(measure)], [1, 2], group_membership=MEMBERS)
+    assert str(info.value) == "kernel of probe returned shape (2, 3); expected (2, 2)"
+
+
+def test_the_table_has_one_schema_whatever_the_measures_level():
+    """Text columns hold strings as pandas holds them (``object`` before pandas 3, ``str``
+    since), cut-offs int64, values float64, rows numbered 0…n−1: the same for a table of
+    system-level measures only, so that tables concatenate and merge alike."""
+    text = str(pd.Series(["q1"]).dtype)
+    system = probe_measure(
+        lambda inputs, cutoffs: np.array([0.5, 0.25]), Input.GROUP_MEMBERSHIP, level="system"
+    )
+    query = probe_measure(
+        lambda inputs, cutoffs: np.ones((inputs.n_queries, len(cutoffs))), Input.GROUP_MEMBERSHIP
+    )
+    run = make_run({"q1": ["d1", "d2"], "q2": ["d2"]})
+    for measure, qids in ((system, ["all", "all"]), (query, ["q1", "q2", "q1", "q2"])):
+        table = score_runs([run, make_run({"q1": ["d3"], "q2": ["d1"]}, "other")], None,
+                           [MeasureRequest(measure)], [1, 2], group_membership=MEMBERS)  # fmt: skip
+        assert table["qid"].tolist() == qids * 2
+        assert table.index.equals(pd.RangeIndex(len(qids) * 2))
+        assert {c: str(t) for c, t in table.dtypes.items()} == {
+            "run": text, "qid": text, "metric": text, "cutoff": "int64", "value": "float64",
+        }  # fmt: skip
 
 
 def test_the_inputs_a_kernel_reads_are_padded_past_each_list():
