@@ -17,6 +17,7 @@ from rankbias.metrics.measures import (
     measures,
     parse_measure,
     parse_measures,
+    split_measure_list,
 )
 
 # every family of the issue, with the measures it must declare
@@ -315,3 +316,24 @@ def test_register_takes_a_declaration_once_and_refuses_a_different_one(monkeypat
             "measure 'probe_measure' is registered twice, with different declarations "
             "(family 'probe' and 'probe')"
         )
+
+
+def test_a_measure_list_is_split_at_the_commas_outside_brackets():
+    assert split_measure_list("texfair@10,nfairr(tau=0,strict=true)@5, rbo[p=0.9]") == [
+        "texfair@10", "nfairr(tau=0,strict=true)@5", "rbo[p=0.9]",
+    ]  # fmt: skip
+    assert split_measure_list("X(a,b),Y") == ["X(a,b)", "Y"]  # any letter is text, not a bracket
+    assert split_measure_list("a,,a", empty_ok=True) == ["a", "", "a"]
+    for text, message in (
+        ("rnd)", "unbalanced ')' in measure list 'rnd)'"),
+        ("rnd(tau=0", "unbalanced '(' in measure list 'rnd(tau=0'"),
+        ("rnd,rbo,rnd,rbo", "measure list 'rnd,rbo,rnd,rbo' names rbo, rnd twice; expected once"),
+        ("a,,b", "measure list 'a,,b' has an empty item; expected comma-separated measures like "
+                 "texfair@10,nfairr(tau=0)@5"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError) as info:
+            split_measure_list(text)
+        assert str(info.value) == message
+    with pytest.raises(TypeError) as info:
+        split_measure_list(["rnd"])
+    assert str(info.value) == "measures: expected text such as 'texfair@10,nfairr@5', found list"
