@@ -17,7 +17,7 @@ from rankbias.lexicon import Lexicon, default_lexicon
 from rankbias.metrics.measures import HigherIs, Input, Measure, MeasureRequest
 from rankbias.metrics.rab import MAGNITUDES
 from rankbias.runs import Run, read_run
-from rankbias.scoring import mean_per_system, plan_measures, score_runs
+from rankbias.scoring import RankedInputs, mean_per_system, plan_measures, score_runs
 from rankbias.text import document_stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -982,6 +982,27 @@ def test_the_inputs_a_kernel_reads_are_padded_past_each_list():
     relevant, scores, _ = seen["relevance"]
     assert relevant.tolist() == [[False, False, True], [True, False, False]]
     np.testing.assert_array_equal(scores, [[3.0, 2.0, 1.0], [1.0, nan, nan]])
+
+
+def test_the_term_statistics_a_kernel_reads_are_zero_past_each_list():
+    """Magnitudes and document lengths at every ranked position, 0 past a list's end."""
+    seen = {}
+
+    def probe(inputs, cutoffs):
+        seen["counts"], seen["lengths"] = inputs.ranked_group_counts()
+        return np.zeros((inputs.n_queries, len(cutoffs)))
+
+    measure = probe_measure(probe, Input.TERM_STATISTICS)
+    run = make_run({"q1": ["d1", "d2", "d3"], "q2": ["d2"]})
+    score_runs(run, stats_of(TEXTS), [MeasureRequest(measure)], [3])
+    assert seen["lengths"].tolist() == [[4, 4, 3], [4, 0, 0]]
+    assert seen["counts"].sum(axis=2).tolist() == [[2, 2, 0], [2, 0, 0]]
+
+
+def test_ranked_inputs_name_a_run_that_is_not_one():
+    with pytest.raises(TypeError) as info:
+        RankedInputs("bm25", 10, {}, {}, {})
+    assert str(info.value) == "run: expected a Run, found str"
 
 
 def test_mean_per_system_gives_no_row_for_an_unused_category():

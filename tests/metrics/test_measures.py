@@ -10,6 +10,7 @@ from rankbias.metrics.measures import (
     FAMILIES,
     HigherIs,
     Input,
+    Measure,
     MeasureRequest,
     Parameter,
     get_measure,
@@ -337,3 +338,14 @@ def test_a_measure_list_is_split_at_the_commas_outside_brackets():
     with pytest.raises(TypeError) as info:
         split_measure_list(["rnd"])
     assert str(info.value) == "measures: expected text such as 'texfair@10,nfairr@5', found list"
+
+
+def test_a_parameter_a_measure_does_not_have_is_named_with_the_ones_it_has():
+    with pytest.raises(ValueError) as info:
+        get_measure("nfairr").parameter("p")
+    assert str(info.value).startswith("unknown parameter 'p' of nfairr; its parameters: ")
+    bare = Measure(name="bare", family="probe", definition="d", reference="r",
+                   higher_is=HigherIs.NEITHER, inputs=(Input.RELEVANCE,), kernel=len)  # fmt: skip
+    with pytest.raises(ValueError) as info:
+        bare.parameter("p")
+    assert str(info.value) == "unknown parameter 'p' of bare; its parameters: none"
