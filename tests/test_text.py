@@ -78,6 +78,7 @@ def test_document_stats_by_hand():
     assert stats.rows(["c", "zz", "a"]).tolist() == [2, -1, 0]
     assert stats.rows(np.array(["b", "b"], dtype=object)).tolist() == [1, 1]
     assert stats.rows([]).tolist() == []
+    assert stats.rows(["c", "zz"]).dtype == np.int64  # Arrow's lookup gives int32
     each = stats.rows_of_each([["c", "zz"], np.array([], dtype=object), ["a", "b", "a"]])
     assert [r.tolist() for r in each] == [[2, -1], [], [0, 1, 0]]
     assert stats.rows_of_each([]) == []
