@@ -939,8 +939,9 @@ def test_the_table_has_one_schema_whatever_the_measures_level():
     system = probe_measure(
         lambda inputs, cutoffs: np.array([0.5, 0.25]), Input.GROUP_MEMBERSHIP, level="system"
     )
-    query = probe_measure(
-        lambda inputs, cutoffs: np.ones((inputs.n_queries, len(cutoffs))), Input.GROUP_MEMBERSHIP
+    query = probe_measure(  # a kernel may return integers: the table holds floats
+        lambda inputs, cutoffs: np.ones((inputs.n_queries, len(cutoffs)), dtype=np.int64),
+        Input.GROUP_MEMBERSHIP,
     )
     run = make_run({"q1": ["d1", "d2"], "q2": ["d2"]})
     for measure, qids in ((system, ["all", "all"]), (query, ["q1", "q2", "q1", "q2"])):
@@ -999,10 +1000,44 @@ def test_the_term_statistics_a_kernel_reads_are_zero_past_each_list():
     assert seen["counts"].sum(axis=2).tolist() == [[2, 2, 0], [2, 0, 0]]
 
 
-def test_ranked_inputs_name_a_run_that_is_not_one():
+def test_ranked_inputs_name_a_run_that_is_not_one_and_a_width_below_zero():
     with pytest.raises(TypeError) as info:
         RankedInputs("bm25", 10, {}, {}, {})
     assert str(info.value) == "run: expected a Run, found str"
+    with pytest.raises(ValueError) as info:
+        RankedInputs(make_run({"q1": ["d1"]}), -1, {}, {}, {})
+    assert str(info.value) == "width: expected an integer ≥ 0, found -1"
+    run = make_run({"q2": ["d1"], "q1": ["d2", "d3"]})
+    for width, kept in ((0, 1), (1, 1), (2, 2)):  # a width of 0 keeps one column
+        inputs = RankedInputs(run, width, {}, {}, {})
+        assert inputs.width == kept and inputs.qids.tolist() == ["q1", "q2"]
+
+
+def test_score_runs_names_what_it_refuses_in_its_whole_message():
+    run = make_run({"q1": ["d1"]})
+    cases = [
+        ([], "collection", ValueError, "runs: expected at least one Run, found none"),
+        ([run, "bm25"], "collection", TypeError, "runs: expected Run objects, found str"),
+        ([run], "corpus", ValueError, "background: expected a Run or 'collection', found 'corpus'"),
+        ([run], 3, TypeError, "background: expected a Run or 'collection', found 3"),
+    ]
+    for runs, background, error, message in cases:
+        with pytest.raises(error) as info:
+            score_runs(runs, stats_of(TEXTS), ["rab"], [1], background=background)
+        assert str(info.value) == message
+
+
+def test_relevance_is_judged_per_query_not_per_document():
+    seen = {}
+
+    def probe(inputs, cutoffs):
+        seen["relevant"] = inputs.relevance()[0]
+        return np.zeros((inputs.n_queries, len(cutoffs)))
+
+    run = make_run({"q1": ["d1", "d2"], "q2": ["d1", "d2"]})
+    qrels = pd.DataFrame({"qid": ["q1", "q2"], "docid": ["d1", "d2"], "relevance": [1, 1]})
+    score_runs(run, None, [MeasureRequest(probe_measure(probe, Input.RELEVANCE))], [2], qrels=qrels)
+    assert seen["relevant"].tolist() == [[True, False], [False, True]]
 
 
 def test_mean_per_system_gives_no_row_for_an_unused_category():
