@@ -1038,6 +1038,13 @@ def test_relevance_is_judged_per_query_not_per_document():
     qrels = pd.DataFrame({"qid": ["q1", "q2"], "docid": ["d1", "d2"], "relevance": [1, 1]})
     score_runs(run, None, [MeasureRequest(probe_measure(probe, Input.RELEVANCE))], [2], qrels=qrels)
     assert seen["relevant"].tolist() == [[True, False], [False, True]]
+    with pytest.raises(InputError) as info:  # judgements without their query are refused
+        score_runs(run, None, [MeasureRequest(probe_measure(probe, Input.RELEVANCE))], [2],
+                   qrels=qrels.drop(columns="qid"))  # fmt: skip
+    assert str(info.value) == (
+        "qrels: lacks column(s) ['qid']; expected columns ['qid', 'docid', 'relevance'], "
+        "found ['docid', 'relevance']"
+    )
 
 
 def test_mean_per_system_gives_no_row_for_an_unused_category():
