@@ -19,7 +19,7 @@ from public_data import PUBLIC
 
 from rankbias import runs as runs_module
 from rankbias.errors import InputError
-from rankbias.runs import Run, read_qrels, read_run, write_qrels, write_run
+from rankbias.runs import Run, read_qrels, read_run, run_name, write_qrels, write_run
 
 PUBLIC_RUNS = PUBLIC / "cpjku_fairness_retrieval_results" / "runs"
 
@@ -878,3 +878,14 @@ def test_read_run_refuses_a_name_that_is_not_a_name(tmp_path, name):
         == f"name: expected None (the file's stem) or a non-empty str, found {name!r}"
     )
     assert read_run(path).name == "r"
+
+
+def test_a_run_is_named_by_its_file_without_the_last_suffix():
+    for where, name in (
+        ("runs/bm25.v2.run.gz", "bm25.v2"),  # .gz, then the last suffix only
+        ("C:\\runs\\dense.trec", "dense"),
+        ("bm25", "bm25"),
+        (".trec", ".trec"),  # a hidden file's name is its name, not a suffix
+        ("X.run", "X"),
+    ):
+        assert run_name(where) == name, where

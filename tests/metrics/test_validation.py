@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rankbias import metrics
+from rankbias.errors import InputError
 
 SCORES = [0.5, -0.2, 0.1]
 CALLS = [
@@ -48,3 +49,18 @@ def test_nfairr_refuses_ideals_of_another_shape_and_no_cutoffs():
         metrics.nfairr(np.ones((2, 2)), [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match=r"^cutoffs must be positive integers, found \[\]"):
         metrics.ideal_fairr_collection([0.5, 1.0], [])
+
+
+def test_list_lengths_may_be_whole_floats_and_nothing_else():
+    from rankbias.metrics.validation import check_list_lengths
+
+    lengths = check_list_lengths(np.array([2.0, 0.0, 3.0]), 3, 3)
+    assert lengths.tolist() == [2, 0, 3] and lengths.dtype == np.int64
+    for given, message in (
+        ([2.0, 2.5], "list_lengths: expected integers, found 2.5 for query 1"),
+        ([np.inf, 1.0], "list_lengths: expected integers, found inf for query 0"),
+        (["2", "1"], "list_lengths: expected integers, found dtype <U1"),
+    ):
+        with pytest.raises(InputError) as info:
+            check_list_lengths(np.array(given), 2, 3)
+        assert str(info.value) == message
