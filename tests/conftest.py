@@ -53,7 +53,6 @@ def pytest_collection_modifyitems(config, items):
     makes the change recorded (otherwise it is listed as stale and counts against the score).
     """
     trampoline = sys.modules.get("mutmut.mutation.trampoline")  # imported by mutmut's workers
-    record = Path("mutmut-stats.json")
     mutant = "" if trampoline is None else trampoline.get_mutant_under_test()
     if "__mutmut_" not in mutant:
         return
@@ -61,6 +60,7 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=list(items))
         items.clear()
         return
+    record = Path("mutmut-stats.json")
     if not record.is_file():  # mutmut's first run, before it wrote the record
         return
     durations = json.loads(record.read_text()).get("duration_by_test", {})
