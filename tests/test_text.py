@@ -356,3 +356,16 @@ def test_rows_take_arrow_docids_of_any_type():
     for docids in (plain, plain.cast(pa.large_string()), plain.dictionary_encode(),
                    pa.array([30, 99, 10]), pa.chunked_array([[30], [99, 10]])):  # fmt: skip
         assert stats.rows(docids).tolist() == [2, -1, 0]
+
+
+def test_statistics_built_by_hand_must_hold_arrays():
+    # a user who builds DocStats from a table of their own is told which field is not an array
+    good = document_stats(["she", "he"], LEX, docids=["a", "b"])
+    fields = {f: getattr(good, f) for f in ("docids", "lengths", "group_counts", "groups",
+                                            "terms", "term_group")}  # fmt: skip
+    for name in ("docids", "lengths", "group_counts", "term_group"):
+        with pytest.raises(TypeError) as info:
+            DocStats(**(fields | {name: getattr(good, name).tolist()}))
+        expected = "an array (document_stats builds them)"
+        assert str(info.value) == f"{name}: expected {expected}, found list"
+    assert len(DocStats(**fields)) == 2
