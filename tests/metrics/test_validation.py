@@ -64,3 +64,28 @@ def test_list_lengths_may_be_whole_floats_and_nothing_else():
         with pytest.raises(InputError) as info:
             check_list_lengths(np.array(given), 2, 3)
         assert str(info.value) == message
+
+
+def test_integers_are_read_without_truncating_any():
+    from rankbias.metrics.validation import as_integers
+
+    for given, expected in (
+        ([2.0, -1.0], [2, -1]),
+        (np.array([3, 250], dtype=np.uint8), [3, 250]),
+        ([True, False], [1, 0]),
+        ([], []),
+    ):
+        out = as_integers(given, "x")
+        assert out.dtype == np.int64 and out.tolist() == expected
+    assert as_integers([[1.0], [4.0]], "x", 2).tolist() == [[1], [4]]
+    for given, ndim, item, message in (
+        ([0.5, 1.5], None, "query", "x: expected integers, found 0.5 for query 0"),
+        ([2.0, np.nan], None, "position", "x: expected integers, found nan for position 1"),
+        ([[1.0, 2.0], [3.0, np.inf]], 2, "cell", "x: expected integers, found inf for cell (1, 1)"),
+        (["1"], None, "position", "x: expected integers, found dtype <U1"),
+        ([None, 1], None, "position", "x: expected integers, found dtype object"),
+        ([1, 2], 2, "position", "x: expected a 2-D array, found shape (2,)"),
+    ):
+        with pytest.raises(InputError) as info:
+            as_integers(given, "x", ndim, item)
+        assert str(info.value) == message

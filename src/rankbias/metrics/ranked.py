@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rankbias.errors import expect_count, expect_items
-from rankbias.metrics.validation import as_array
+from rankbias.errors import InputError, expect_count, expect_items
+from rankbias.metrics.validation import as_array, as_integers
 
 __all__ = ["position_discount", "valid_mask", "cutoff_positions", "pad_lists", "at_cutoffs"]
 
@@ -42,17 +42,29 @@ def cutoff_positions(list_lengths: np.ndarray, cutoffs: Sequence[int]) -> np.nda
     cut = raw.astype(np.int64)
     if cut.ndim != 1 or len(cut) == 0 or (cut < 1).any():
         raise ValueError(f"cutoffs must be positive integers, found {list(cutoffs)}")
-    return np.minimum(cut[None, :], as_array(list_lengths, "list_lengths", 1, np.int64)[:, None])
+    lengths = as_integers(list_lengths, "list_lengths", 1, "query")
+    if (lengths < 0).any():
+        i = int(np.flatnonzero(lengths < 0)[0])
+        raise InputError(f"list_lengths: expected lengths ≥ 0, found {lengths[i]} for query {i}")
+    return np.minimum(cut[None, :], lengths[:, None])
 
 
 def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """A cumulative ``(n_queries, K, ...)`` array read at depth ``t'`` per query and cutoff:
     ``(n_queries, n_cutoffs, ...)``, NaN where ``t' = 0`` (empty lists)."""
-    cumulative, depth = (
-        as_array(cumulative, "cumulative", dtype=None),
-        as_array(depth, "depth", 2, np.int64),
-    )
+    # read as given: only the entries read are converted to float
+    cumulative = as_array(cumulative, "cumulative", dtype=None)
+    depth = as_integers(depth, "depth", 2, "(query, cut-off)")
+    if cumulative.dtype.kind not in "biuf" or cumulative.ndim < 2:
+        raise InputError(
+            f"cumulative: expected numbers of shape (n_queries, K, ...), found "
+            f"{cumulative.dtype} of shape {cumulative.shape}"
+        )
     n_q = cumulative.shape[0]
+    if depth.shape[0] != n_q:
+        raise InputError(f"depth: expected {n_q} rows (one per query), found {depth.shape[0]}")
+    if (depth < 0).any():
+        raise InputError(f"depth: expected depths ≥ 0, found {depth.min()}")
     if cumulative.shape[1] == 0:
         return np.full((n_q, depth.shape[1]) + cumulative.shape[2:], np.nan)
     index = np.clip(depth - 1, 0, cumulative.shape[1] - 1)
@@ -64,8 +76,13 @@ def at_cutoffs(cumulative: np.ndarray, depth: np.ndarray) -> np.ndarray:
 def pad_lists(offsets: np.ndarray, values: np.ndarray, width: int, fill=-1) -> np.ndarray:
     """Scatter flat per-list values (CSR ``offsets``) into ``(n_lists, width)``, padded; only
     the first ``width`` entries of each list are kept."""
-    offsets, values = as_array(offsets, "offsets", 1, np.int64), as_array(values, "values", 1, None)
+    offsets, values = as_integers(offsets, "offsets", 1), as_array(values, "values", 1, None)
     lengths, width = np.diff(offsets), expect_count(width, "width", 0)
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(values) or (lengths < 0).any():
+        raise InputError(
+            f"offsets: expected 0 = o[0] ≤ o[1] ≤ … ≤ o[-1] = {len(values)} (the number of "
+            f"values), found {offsets.tolist()[:8]}{' …' if len(offsets) > 8 else ''}"
+        )
     n = len(lengths)
     out = np.full((n, width), fill, dtype=values.dtype)
     owner = np.repeat(np.arange(n), lengths)

@@ -17,7 +17,7 @@ import numpy as np
 from rankbias.errors import InputError, expect_count
 
 __all__ = [
-    "as_array", "check_ranked", "check_list_lengths", "check_values",
+    "as_array", "as_integers", "check_ranked", "check_list_lengths", "check_values",
     "check_targets", "check_tau",
 ]  # fmt: skip
 
@@ -36,6 +36,23 @@ def as_array(values, name: str, ndim: int | None = None, dtype=np.float64) -> np
     return array
 
 
+def as_integers(values, name: str, ndim: int | None = None, item: str = "position") -> np.ndarray:
+    """``values`` as an ``int64`` array of ``ndim`` dimensions.  Whole floats (``3.0``) are
+    integers; a fraction, NaN or infinity is an error naming the first and its ``item`` (its
+    index, or indices), and so is an array of anything but numbers: none is truncated."""
+    raw = as_array(values, name, ndim, dtype=None)
+    if raw.dtype.kind == "f":
+        bad = ~np.isfinite(raw) | (raw != np.round(raw))
+        if bad.any():
+            where = np.argwhere(bad)[0]
+            at = int(where[0]) if raw.ndim == 1 else tuple(where.tolist())
+            found = raw[tuple(where)]
+            raise InputError(f"{name}: expected integers, found {found} for {item} {at}")
+    elif raw.dtype.kind not in "iub":
+        raise InputError(f"{name}: expected integers, found dtype {raw.dtype}")
+    return raw.astype(np.int64)
+
+
 def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
     """``list_lengths`` as ``int64``: one per query, integers in ``0…width``."""
     raw = np.asarray(list_lengths)
@@ -43,13 +60,7 @@ def check_list_lengths(list_lengths, n_queries: int, width: int) -> np.ndarray:
         raise InputError(
             f"list_lengths: expected shape ({n_queries},) (one length per query), found {raw.shape}"
         )
-    if raw.dtype.kind == "f":
-        if not np.isfinite(raw).all() or (raw != np.round(raw)).any():
-            i = int(np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))[0])
-            raise InputError(f"list_lengths: expected integers, found {raw[i]} for query {i}")
-    elif raw.dtype.kind not in "iub":
-        raise InputError(f"list_lengths: expected integers, found dtype {raw.dtype}")
-    lengths = raw.astype(np.int64)
+    lengths = as_integers(raw, "list_lengths", item="query")
     outside = (lengths < 0) | (lengths > width)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
