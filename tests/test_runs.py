@@ -102,6 +102,17 @@ def test_restrict_keeps_alignment(tmp_path):
     assert run.scores.tolist() == [2.0, 1.0]
 
 
+def test_restrict_refuses_query_ids_that_are_not_strings(tmp_path):
+    run = read_run(write(tmp_path, "1 Q0 a 1 3 t\n2 Q0 b 1 2 t\n"))
+    assert run.restrict(np.array(["2"])).qids.tolist() == ["2"]
+    assert run.restrict([]).qids.tolist() == []
+    with pytest.raises(TypeError) as info:
+        run.restrict(["1", 2])  # an integer would select nothing, without a word
+    assert str(info.value) == (
+        "qids: expected query ids as strings (as a run holds them), found int 2 at position 1"
+    )
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [

@@ -152,6 +152,12 @@ class Run:
     def restrict(self, qids) -> Run:
         """The run on a subset of its queries (queries it lacks are simply absent)."""
         qids = expect_items(qids, "qids", "query ids (a list, not one string)")
+        for i, qid in enumerate(qids):  # an integer 2 would silently match no query '2'
+            if not isinstance(qid, str):
+                raise TypeError(
+                    f"qids: expected query ids as strings (as a run holds them), "
+                    f"found {type(qid).__name__} {qid!r} at position {i}"
+                )
         wanted = np.isin(self.qids, np.asarray(qids, dtype=object))
         rows = np.repeat(wanted, self.list_lengths)
         offsets = _offsets(self.list_lengths[wanted])
