@@ -136,8 +136,12 @@ def test_duplicate_document_names_both_lines(tmp_path):
 
 
 def test_empty_file_is_an_error(tmp_path):
-    with pytest.raises(InputError, match="empty"):
-        read_run(write(tmp_path, ""))
+    path = write(tmp_path, "")
+    with pytest.raises(InputError) as info:
+        read_run(path)
+    assert str(info.value) == (
+        f"{path}: the run file is empty; expected lines 'qid Q0 docid rank score tag'"
+    )
 
 
 def test_write_read_roundtrip(tmp_path):

@@ -166,6 +166,19 @@ def test_parameters_are_the_measures_own():
         nfairr(0)
 
 
+def test_a_switch_is_read_from_any_of_its_spellings_in_any_case():
+    for text, value in (("true", True), ("1", True), ("yes", True), ("YES", True),
+                        ("false", False), ("0", False), ("no", False), ("NO", False)):  # fmt: skip
+        assert parse_measure(f"nfairr(strict={text})").parameters()["strict"] is value, text
+    for text in ("y", "2", "on", "t"):
+        with pytest.raises(ValueError) as info:
+            parse_measure(f"nfairr(strict={text})")
+        assert str(info.value) == (
+            f"measure 'nfairr(strict={text})': parameter strict: cannot read '{text}'; "
+            "expected true or false"
+        )
+
+
 def test_display_names_come_from_the_declarations():
     from rankbias.metrics.measures import display_name
 
