@@ -280,6 +280,13 @@ GOOD = b"q1 Q0 d0 1 9.0 t\n"
         (b"q1 Q0 d1 0x10 2.0 t\n", 2, "rank '0x10' is not an integer"),
         (b"q1 Q0 d1 -2 2.0 t\n", 2, "rank '-2' is negative"),
         (b"q1 Q0 d1 1 2.0 t\n", 2, "rank 1 already used for query q1 on line 1"),
+        # ranks far above the line count: the reader's check for repeats uses a table, not a
+        # count per possible rank
+        (
+            b"q1 Q0 d1 90000 2.0 t\nq1 Q0 d2 90000 1.0 t\n",
+            3,
+            "rank 90000 already used for query q1 on line 2",
+        ),
         (b"q1 Q0 d0 2 2.0 t\n", 2, "document d0 already listed for query q1 on line 1"),
         (b"q1 Q0 d1 2 1_000 t\n", 2, "score '1_000' is not a number"),
         (b"q1 Q0 d1 2 0x10 t\n", 2, "score '0x10' is not a number"),
