@@ -911,3 +911,13 @@ def test_a_run_is_named_by_its_file_without_the_last_suffix():
         ("X.run", "X"),
     ):
         assert run_name(where) == name, where
+
+
+def test_quotes_and_spaces_are_read_as_the_line_reader_reads_them(tmp_path):
+    # a run file has no quoting: a quote is a character of its field, and a space separates
+    # fields even in a tab-separated file (Arrow's fast reader must agree with the line reader)
+    run = read_run(write(tmp_path, 'q1 Q0 "d1" 1 2 t\nq1 Q0 d\'2 2 1 t\n'))
+    assert run.docids.tolist() == ['"d1"', "d'2"]
+    for text in ('q1 Q0 "d 1" 1 2 t\n', "q1\tQ0\td 1\t1\t2\tt\n"):
+        with pytest.raises(InputError, match=r"sys\.run:1: found 7 field\(s\) in "):
+            read_run(write(tmp_path, text))
