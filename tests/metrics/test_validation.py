@@ -89,3 +89,22 @@ def test_integers_are_read_without_truncating_any():
         with pytest.raises(InputError) as info:
             as_integers(given, "x", ndim, item)
         assert str(info.value) == message
+
+
+def test_target_shares_are_floats_summing_to_one_and_errors_name_them():
+    from rankbias.metrics.validation import check_targets
+
+    assert check_targets(None, 4).tolist() == [0.25, 0.25, 0.25, 0.25]
+    shares = check_targets([0, 1], 2)  # integers are shares too, held as floats
+    assert shares.dtype == np.float64 and shares.tolist() == [0.0, 1.0]
+    for call, kind, message in (
+        (lambda: check_targets(None, 0), ValueError,
+         "n_groups: expected a positive integer, found 0"),
+        (lambda: check_targets(["a", "b"], 2, "omega"), InputError,
+         "omega: expected numbers; could not convert string to float: 'a'"),
+        (lambda: check_targets([0.5, 0.6], 2), InputError,
+         "targets must be 2 non-negative shares summing to 1, found [0.5, 0.6]"),
+    ):  # fmt: skip
+        with pytest.raises(kind) as info:
+            call()
+        assert str(info.value) == message

@@ -114,7 +114,7 @@ def check_targets(targets: Sequence[float] | None, n_groups: int, name: str = "t
     """Target shares: ``n_groups`` finite non-negative numbers summing to 1 (uniform if None)."""
     if targets is None:
         return np.full(expect_count(n_groups, "n_groups", 1), 1.0 / n_groups)
-    target = np.asarray(targets, dtype=np.float64)
+    target = as_array(targets, name)
     if (
         target.shape != (n_groups,)
         or not np.isfinite(target).all()
