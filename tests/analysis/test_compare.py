@@ -540,6 +540,15 @@ def test_every_refusal_of_the_scores_and_options_is_the_whole_message():
         "correction: expected one of 'holm', 'bonferroni', 'bh', 'none', found 'sidak'"
     )
     assert refusal(lambda: compare(good, alpha=1.5)).startswith("alpha: expected a number")
+    assert refusal(lambda: compare(good, metrics="nfairr")) == (
+        "metrics: expected a list of measure names, found 'nfairr'"
+    )
+    assert refusal(lambda: compare(good, metrics=10)) == (
+        "metrics: expected a list of measure names, found int 10"
+    )
+    assert refusal(lambda: compare(good, metrics=[])) == (
+        "metrics: expected at least one measure name, found none"
+    )
 
 
 def test_a_measure_one_run_lacks_gives_a_row_with_no_queries_and_the_table_keeps_its_types():
