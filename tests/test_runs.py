@@ -921,3 +921,27 @@ def test_quotes_and_spaces_are_read_as_the_line_reader_reads_them(tmp_path):
     for text in ('q1 Q0 "d 1" 1 2 t\n', "q1\tQ0\td 1\t1\t2\tt\n"):
         with pytest.raises(InputError, match=r"sys\.run:1: found 7 field\(s\) in "):
             read_run(write(tmp_path, text))
+
+
+def test_a_run_built_by_hand_must_be_whole():
+    parts = {
+        "qids": np.array(["q1"], dtype=object),
+        "offsets": np.array([0, 2]),
+        "docids": np.array(["a", "b"], dtype=object),
+        "scores": np.array([2.0, 1.0]),
+    }
+    assert Run("r", **parts).docids.tolist() == ["a", "b"]
+    for name in parts:
+        with pytest.raises(TypeError) as info:
+            Run("r", **(parts | {name: parts[name].tolist()}))
+        assert str(info.value) == (
+            f"{name}: expected an array (Run.from_frame builds them), found list"
+        )
+    for change, message in (
+        ({"offsets": np.array([0, 1, 2])}, "offsets must have shape (2,), found (3,)"),
+        ({"scores": np.array([2.0])}, "docids, scores and offsets[-1] must agree in length"),
+        ({"offsets": np.array([0, 1])}, "docids, scores and offsets[-1] must agree in length"),
+    ):
+        with pytest.raises(ValueError) as info:
+            Run("r", **(parts | change))
+        assert str(info.value) == message
