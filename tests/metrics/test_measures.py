@@ -179,6 +179,29 @@ def test_a_switch_is_read_from_any_of_its_spellings_in_any_case():
         )
 
 
+def test_parameters_take_numpy_numbers_of_their_kind_and_refuse_the_rest():
+    import numpy as np
+
+    nfairr = get_measure("nfairr")
+    assert nfairr(10, tau=np.float32(0.5)).parameters()["tau"] == 0.5
+    assert nfairr(np.int32(5)) == nfairr(5)
+    for call, message in (
+        (lambda: nfairr(10, tau=True), "parameter tau: expected a number ≥ 0, found bool True"),
+        (lambda: nfairr(10, tau="1"), "parameter tau: expected a number ≥ 0, found str '1'"),
+        (lambda: nfairr(np.float64(5.0)), "parameter cutoff: expected an integer ≥ 1 and "
+         "≤ 2147483647, found float64 np.float64(5.0)"),
+    ):  # fmt: skip
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == message
+    # a strict lower bound: RBO's persistence p lies strictly between 0 and 1
+    with pytest.raises(ValueError) as info:
+        parse_measure("rbo(p=0)")
+    assert str(info.value) == (
+        "measure 'rbo(p=0)': parameter p: value 0.0 is out of range; expected a number > 0 and < 1"
+    )
+
+
 def test_display_names_come_from_the_declarations():
     from rankbias.metrics.measures import display_name
 
