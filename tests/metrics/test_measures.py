@@ -194,6 +194,22 @@ def test_parameters_take_numpy_numbers_of_their_kind_and_refuse_the_rest():
         with pytest.raises(TypeError) as info:
             call()
         assert str(info.value) == message
+    # each kind of parameter says what it expects: a choice, text, a list of shares
+    rab = get_measure("rab")
+    for call, message in (
+        (lambda: rab(10, magnitude=5),
+         "parameter magnitude: expected one of tc, tf, bool, tf_paper, found int 5"),
+        (lambda: rab(10, female=5), "parameter female: expected text, found int 5"),
+    ):  # fmt: skip
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        parse_measure("fairr(targets=x)")
+    assert str(info.value) == (
+        "measure 'fairr(targets=x)': parameter targets: cannot read 'x'; "
+        "expected numbers like (0.5,0.5)"
+    )
     # a strict lower bound: RBO's persistence p lies strictly between 0 and 1
     with pytest.raises(ValueError) as info:
         parse_measure("rbo(p=0)")
