@@ -401,3 +401,85 @@ def test_a_parameter_a_measure_does_not_have_is_named_with_the_ones_it_has():
     with pytest.raises(ValueError) as info:
         bare.parameter("p")
     assert str(info.value) == "unknown parameter 'p' of bare; its parameters: none"
+
+
+class _Entry:
+    """An entry point as importlib.metadata gives it: a name, a value and ``load()``."""
+
+    def __init__(self, name: str, value: str, loads):
+        self.name, self.value, self.loads = name, value, loads
+
+    def load(self):
+        if isinstance(self.loads, Exception):
+            raise self.loads
+        return self.loads
+
+
+def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypatch):
+    """The registry fills itself once per process: the families' modules in their order, every
+    other module beside them, then each entry point of the group ``rankbias.measures`` (a
+    Measure, a list of them, or a module that registered its own). Run in this process, so
+    mutation testing sees it (the installed example plugin is tested in a process of its own)."""
+    import dataclasses
+    import importlib.metadata
+    import sys
+    from pathlib import Path
+
+    import rankbias.metrics
+    from rankbias.metrics import measures as registry
+
+    nfairr = get_measure("nfairr")  # the registry filled, before it is copied
+    imported: list[str] = []
+    real_import = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module", lambda name, package=None: imported.append(
+        name) or real_import(name, package))  # fmt: skip
+    groups: dict = {}
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: groups.get(group, []))
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
+    one, two = (dataclasses.replace(nfairr, name=n) for n in ("plugin_one", "plugin_two"))
+    module = sys.modules["rankbias.metrics.rbo"]  # a module registers when it is imported
+    groups["rankbias.measures"] = [
+        _Entry("one", "plug:ONE", one), _Entry("two", "plug:ALL", [two]), _Entry("m", "m", module)
+    ]  # fmt: skip
+    monkeypatch.setattr(registry, "_LOADED", [])
+    registry._load_families()
+    assert registry.MEASURES["plugin_one"] is one and registry.MEASURES["plugin_two"] is two
+    families = [f"rankbias.metrics.{family}" for family in FAMILIES]
+    assert imported[: len(families)] == families
+    here = Path(rankbias.metrics.__file__).parent
+    modules = {f"rankbias.metrics.{p.stem}" for p in here.glob("*.py") if p.stem != "__init__"}
+    assert set(imported[len(families) :]) == modules and len(imported) == len(families) + len(
+        modules)  # fmt: skip
+    registry._load_families()  # once per process: nothing imported again
+    assert len(imported) == len(families) + len(modules)
+
+
+@pytest.mark.parametrize(
+    ("loads", "message"),
+    [
+        (ModuleNotFoundError("No module named 'plug'"), "measure plugin 'bad' (plug:M, entry point "
+         "group 'rankbias.measures') failed to load: No module named 'plug'"),
+        (len, "measure plugin 'bad' (plug:M): expected a Measure, a list of them or"
+         " a module, found builtin_function_or_method"),
+        ("nfairr", "measure plugin 'bad' (plug:M): expected a Measure, a list of them or a "
+         "module, found str"),
+        (["nfairr"], "measure plugin 'bad' (plug:M): expected a Measure, a list of them or a "
+         "module, found str"),
+    ],
+)  # fmt: skip
+def test_a_plugin_that_gives_no_measure_is_refused_by_name(monkeypatch, loads, message):
+    """What an entry point loads is a Measure or a list of them; anything else (or a module
+    that fails to import) is an error naming the plugin, never skipped."""
+    import importlib.metadata
+
+    from rankbias.metrics import measures as registry
+
+    measures()  # the registry filled, before it is copied
+    entries = {"rankbias.measures": [_Entry("bad", "plug:M", loads)]}
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: entries.get(group, []))
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "_LOADED", [])
+    with pytest.raises(ImportError) as caught:
+        registry._load_families()
+    assert str(caught.value) == message

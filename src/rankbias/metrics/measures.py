@@ -24,6 +24,7 @@ import functools
 import importlib
 import math
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -397,10 +398,18 @@ def _load_families() -> None:
                 f"measure plugin {entry.name!r} ({entry.value}, entry point group "
                 f"{ENTRY_POINT_GROUP!r}) failed to load: {exc}"
             ) from exc
+        if isinstance(loaded, types.ModuleType):
+            continue  # a module registers its measures when it is imported
         items = [loaded] if isinstance(loaded, Measure) else loaded
-        if isinstance(items, Sequence):
-            for item in items:
-                register(item)
+        items = items if isinstance(items, Sequence) else [items]
+        bad = [item for item in items if not isinstance(item, Measure)]
+        if bad:  # a plugin that loads something else is refused, not skipped
+            raise ImportError(
+                f"measure plugin {entry.name!r} ({entry.value}): expected a Measure, a list of "
+                f"them or a module, found {type(bad[0]).__name__}"
+            )
+        for item in items:
+            register(item)
 
 
 def measures() -> list[Measure]:
