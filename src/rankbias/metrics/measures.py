@@ -351,6 +351,9 @@ def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | Non
         )
     if existing is not None:
         return existing  # the same declaration again: registered once
+    for alias in aliases or {}:  # the reader lower-cases what it is given: names are lower-case
+        if not isinstance(alias, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", alias):
+            raise ValueError(f"alias {alias!r} of {measure.name}: expected lower-case [a-z0-9_]")
     MEASURES[measure.name] = measure
     for alias, params in (aliases or {}).items():
         ALIASES[alias] = (measure.name, tuple(params.items()))
@@ -511,10 +514,8 @@ def parse_measure(text: str | MeasureRequest) -> MeasureRequest:
         raise ValueError("empty measure name; expected e.g. texfair@10 or nfairr(tau=0)@10")
     text, cutoff = split_cutoff(text)
     name, paren, rest = text.partition("(")
-    name = name.strip()
+    name = name.strip().lower()  # TExFAIR@10, NFaiRR@10: names (and aliases) are lower-case
     _load_families()
-    if name not in MEASURES and name not in ALIASES:
-        name = name.lower()  # TExFAIR@10, NFaiRR@10: names are case-insensitive
     given: dict[str, object] = {}
     if name in ALIASES:
         target, preset = ALIASES[name]
