@@ -18,6 +18,7 @@ from rankbias.metrics.measures import (
     measures,
     parse_measure,
     parse_measures,
+    split_cutoff,
     split_measure_list,
 )
 
@@ -267,13 +268,12 @@ def test_parser_errors_say_what_was_expected(text, message):
 
 
 def test_split_cutoff_is_the_reader_of_at_k_for_any_label():
-    from rankbias.metrics.measures import split_cutoff
-
     assert split_cutoff("texfair@10") == ("texfair", 10)
     assert split_cutoff(" nDCG@5 ") == ("nDCG", 5)
     assert split_cutoff("AP") == ("AP", None)
     assert split_cutoff("nfairr(tau=0)@3") == ("nfairr(tau=0)", 3)
     assert split_cutoff("x(key=a@b)") == ("x(key=a@b)", None)  # '@' inside parameters
+    assert split_cutoff("x(key=a@b)@5") == ("x(key=a@b)", 5)  # the last '@', outside them
     with pytest.raises(ValueError, match="bad cut-off '-1'"):
         split_cutoff("rnd@-1")
 
@@ -483,3 +483,51 @@ def test_a_plugin_that_gives_no_measure_is_refused_by_name(monkeypatch, loads, m
     with pytest.raises(ImportError) as caught:
         registry._load_families()
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: MeasureRequest("nfairr"), TypeError,
+         "measure: expected a Measure (get_measure('nfairr')), found str"),
+        (lambda: get_measure(5), TypeError,
+         "name: expected a measure name such as 'nfairr', found int"),
+        (lambda: parse_measure(" "), ValueError,
+         "empty measure name; expected e.g. texfair@10 or nfairr(tau=0)@10"),
+        (lambda: parse_measure("nfairr(tau=1"), ValueError,
+         "measure 'nfairr(tau=1': expected parameters as name(key=value,…), found '(tau=1'"),
+        (lambda: parse_measure("nfairr(tau=0,tau=0)"), ValueError,
+         "measure 'nfairr(tau=0,tau=0)': parameter 'tau' given twice"),
+        (lambda: parse_measure("nfairr(tau=0,,strict=true)"), ValueError,
+         "measure 'nfairr(tau=0,,strict=true)': parameter '' is not key=value"),
+        (lambda: parse_measure("nfairr(tau==0)"), ValueError,
+         "measure 'nfairr(tau==0)': parameter tau: cannot read '=0'; expected a number ≥ 0"),
+    ],
+)  # fmt: skip
+def test_each_refusal_of_the_measure_reader_names_what_it_read(call, error, message):
+    with pytest.raises(error) as caught:
+        call()
+    assert str(caught.value) == message
+
+
+def test_empty_parentheses_give_the_defaults():
+    assert parse_measure("nfairr()@5") == parse_measure("nfairr@5")
+
+
+def test_aliases_are_lower_case_names_so_that_any_case_reads_them(monkeypatch):
+    """The reader lower-cases a name before it looks it up, so an alias is a lower-case name
+    like a measure's: ``RaB_TF@5`` is ``rab_tf@5``, and ``Lean_X`` could never be read."""
+    import dataclasses
+
+    from rankbias.metrics import measures as registry
+
+    assert parse_measure("RaB_TF@5") == parse_measure("rab_tf@5")
+    assert parse_measure("RaB_TF@5").parameters()["magnitude"] == "tf"
+    nfairr = get_measure("nfairr")
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
+    lean = dataclasses.replace(nfairr, name="lean")
+    with pytest.raises(ValueError) as caught:
+        registry.register(lean, aliases={"Lean_X": {"tau": 1.0}})
+    assert str(caught.value) == "alias 'Lean_X' of lean: expected lower-case [a-z0-9_]"
+    assert "lean" not in registry.MEASURES and "Lean_X" not in registry.ALIASES
