@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rankbias.collection import read_collection_stats
 from rankbias.errors import InputError
 from rankbias.lexicon import Lexicon, default_lexicon
-from rankbias.text import DocStats, document_stats, tokenize, unmatchable_terms
+from rankbias.text import DocStats, TermMatcher, document_stats, tokenize, unmatchable_terms
 
 LEX = Lexicon.from_mapping(
     {"she": "f", "her": "f", "woman": "f", "señora": "f", "he": "m", "him": "m", "man": "m"}
@@ -369,3 +369,12 @@ def test_statistics_built_by_hand_must_hold_arrays():
         expected = "an array (document_stats builds them)"
         assert str(info.value) == f"{name}: expected {expected}, found list"
     assert len(DocStats(**fields)) == 2
+
+
+def test_a_matcher_is_built_from_a_lexicon_and_says_so_given_a_mapping():
+    with pytest.raises(TypeError) as caught:
+        TermMatcher({"he": "male"}, "default")
+    assert str(caught.value) == (
+        "lexicon: expected a rankbias.lexicon.Lexicon (read_word_list, default_lexicon, "
+        "Lexicon.from_mapping), found dict"
+    )

@@ -8,6 +8,7 @@ import pytest
 
 from rankbias import metrics
 from rankbias.errors import InputError
+from rankbias.metrics.validation import check_values
 
 SCORES = [0.5, -0.2, 0.1]
 CALLS = [
@@ -108,3 +109,20 @@ def test_target_shares_are_floats_summing_to_one_and_errors_name_them():
         with pytest.raises(kind) as info:
             call()
         assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("values", "options", "message"),
+    [
+        (["0.5", "a"], {}, "scores: expected numbers; could not convert string to float: 'a'"),
+        ([0.5, -np.inf], {}, "scores: found -inf at index (1,) (1 such value(s)); expected finite "
+         "numbers"),
+        ([0.5, -1.0], {"non_negative": True}, "scores: found -1.0 at index (1,) (1 such "
+         "value(s)); expected finite, non-negative numbers"),
+    ],
+)  # fmt: skip
+def test_check_values_names_the_array_what_it_found_and_what_it_expected(values, options, message):
+    with pytest.raises(InputError) as caught:
+        check_values(values, "scores", **options)
+    assert str(caught.value) == message
+    check_values([0.5, -1.0], "scores")  # a negative number is finite: refused only on request
