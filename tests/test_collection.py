@@ -875,6 +875,30 @@ def test_a_word_list_the_scanner_cannot_take_is_counted_in_python(tmp_path):
     assert stats.term_counts.toarray().tolist() == [[1, 1, 1], [0, 1, 0], [1, 2, 0]]
 
 
+@pytest.mark.parametrize("tokenizer", ["default", "whitespace"])
+def test_ascii_lines_are_counted_by_the_scanner_alone_and_without_a_warning(monkeypatch, tokenizer):
+    """The fast path is taken whenever it can be: an ASCII block and a lexicon without control
+    characters never reach the Python counter, under either tokenizer, and nothing warns. A
+    term Python holds but UTF-8 cannot (a lone surrogate, from Lexicon.from_mapping) takes the
+    scanner too and is found nowhere."""
+    import warnings
+
+    python_counted = []
+    count = TermMatcher.count
+    monkeypatch.setattr(TermMatcher, "count", lambda self, texts, per_term: python_counted.append(
+        texts) or count(self, texts, per_term))  # fmt: skip
+    lexicon = Lexicon.from_mapping({"she": "f", "her": "f", "he": "m", "he\ud800": "m"})
+    matcher = TermMatcher(lexicon, tokenizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        block = count_block(b"d1\tshe told her he\nd2\the said\n", 0, matcher, per_term=True)
+    stats = block.stats(matcher)
+    assert python_counted == []
+    assert stats.lengths.tolist() == [4, 2] and stats.group_counts.tolist() == [[2, 1], [0, 1]]
+    assert stats.terms == ("her", "she", "he", "he\ud800")
+    assert stats.term_counts.toarray().tolist() == [[1, 1, 1, 0], [0, 0, 1, 0]]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     pairs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=30),
