@@ -531,3 +531,18 @@ def test_aliases_are_lower_case_names_so_that_any_case_reads_them(monkeypatch):
         registry.register(lean, aliases={"Lean_X": {"tau": 1.0}})
     assert str(caught.value) == "alias 'Lean_X' of lean: expected lower-case [a-z0-9_]"
     assert "lean" not in registry.MEASURES and "Lean_X" not in registry.ALIASES
+
+
+@pytest.mark.parametrize(
+    ("name", "parameters", "message"),
+    [
+        ("nfairr", {"tau": float("nan")}, "parameter tau: expected a finite number, found nan"),
+        ("awrf", {"targets": (float("inf"), 0.5)},
+         "parameter targets: expected finite numbers, found (inf, 0.5)"),
+        ("awrf", {"targets": ()}, "parameter targets: expected finite numbers, found ()"),
+    ],
+)  # fmt: skip
+def test_a_parameter_given_in_python_is_a_finite_number_or_numbers(name, parameters, message):
+    with pytest.raises(ValueError) as caught:
+        MeasureRequest(get_measure(name)).with_parameters(**parameters)
+    assert str(caught.value) == message

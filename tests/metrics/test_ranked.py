@@ -49,6 +49,8 @@ def test_pad_lists_keeps_the_first_entries_of_each_list_in_their_own_type():
          "list_lengths: expected a 1-D array, found shape (1, 1)"),
         (lambda: cutoff_positions([3], "5"), TypeError,
          "cutoffs: expected a list of cut-offs, found str '5'"),
+        (lambda: cutoff_positions([0, 3, -1], [2]), InputError,
+         "list_lengths: expected lengths ≥ 0, found -1 for query 2"),  # an empty list is a list
         (lambda: at_cutoffs(None, [[1]]), TypeError, "cumulative: expected numbers, found None"),
         (lambda: at_cutoffs(np.ones((1, 3)), None), TypeError,
          "depth: expected numbers, found None"),
@@ -115,6 +117,7 @@ def test_at_cutoffs_reads_the_cumulative_value_at_each_depth():
          "depth: expected integers, found 1.5 for (query, cut-off) (0, 0)"),
         (np.ones((1, 3)), [[2, -1]], "depth: expected depths ≥ 0, found -1"),
         (np.ones((2, 3)), [[1]], "depth: expected 2 rows (one per query), found 1"),
+        (np.ones((2, 3)), np.ones((3, 2), int), "depth: expected 2 rows (one per query), found 3"),
         (np.array([["a", "b"]]), [[1]],
          "cumulative: expected numbers of shape (n_queries, K, ...), found <U1 of shape (1, 2)"),
         (np.ones(3), [[1]],
@@ -138,6 +141,7 @@ def test_pad_lists_takes_whole_float_offsets_and_refuses_offsets_that_do_not_cov
         ([], 0, "[]"),
         ([0, 1, 2, 3, 4, 5, 6, 8], 7, "[0, 1, 2, 3, 4, 5, 6, 8]"),
         ([0, 1, 2, 3, 4, 5, 6, 7, 8, 10], 9, "[0, 1, 2, 3, 4, 5, 6, 7] …"),
+        ([0, 1, 2, 3, 4, 5, 6, 7, 9], 8, "[0, 1, 2, 3, 4, 5, 6, 7] …"),  # nine: one not shown
     ):
         with pytest.raises(InputError) as info:
             pad_lists(offsets, np.arange(n_values), 2)
