@@ -440,8 +440,10 @@ def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypat
     one, two = (dataclasses.replace(nfairr, name=n) for n in ("plugin_one", "plugin_two"))
     module = sys.modules["rankbias.metrics.rbo"]  # a module registers when it is imported
     groups["rankbias.measures"] = [
-        _Entry("one", "plug:ONE", one), _Entry("two", "plug:ALL", [two]), _Entry("m", "m", module)
-    ]  # fmt: skip
+        _Entry("m", "m", module),  # first: the entries after a module are read too
+        _Entry("one", "plug:ONE", one),
+        _Entry("two", "plug:ALL", [two]),
+    ]
     monkeypatch.setattr(registry, "_LOADED", [])
     registry._load_families()
     assert registry.MEASURES["plugin_one"] is one and registry.MEASURES["plugin_two"] is two

@@ -403,8 +403,7 @@ def _load_families() -> None:
             ) from exc
         if isinstance(loaded, types.ModuleType):
             continue  # a module registers its measures when it is imported
-        items = [loaded] if isinstance(loaded, Measure) else loaded
-        items = items if isinstance(items, Sequence) else [items]
+        items = loaded if isinstance(loaded, Sequence) else [loaded]  # a list, or one Measure
         bad = [item for item in items if not isinstance(item, Measure)]
         if bad:  # a plugin that loads something else is refused, not skipped
             raise ImportError(
