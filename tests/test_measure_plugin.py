@@ -93,3 +93,26 @@ def test_the_registry_tests_pass_with_the_plugin_installed(plugin_env):
         cwd=REPO, env=plugin_env, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [
+        ("json:dumps", "expected a Measure, a list of them or a module, found function"),
+        ("no_such_module_here:M", "(no_such_module_here:M, entry point group 'rankbias.measures') "
+         "failed to load: No module named 'no_such_module_here'"),
+    ],
+)  # fmt: skip
+def test_a_broken_plugin_is_the_users_error_named_not_a_bug(tmp_path, value, found):
+    """An installed entry point that names no measure, or a module that is not there, stops the
+    command with exit status 2 and one line naming the entry point: the environment is to be
+    mended, so the message is not rankbias's "internal error … please report it"."""
+    info = tmp_path / "broken_plugin-0.1.dist-info"  # what pip installs, written by hand
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[rankbias.measures]\nlean = {value}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO / "src")])}
+    done = rankbias(env, "metrics")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("rankbias metrics: error: measure plugin 'lean' ")
+    assert done.stderr.rstrip("\n").endswith(found) and done.stderr.count("\n") == 1

@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 
-from rankbias.errors import InputError
+from rankbias.errors import InputError, PluginError
 
 COMMAND_MODULES = (
     "rankbias.commands.data",
@@ -113,7 +113,7 @@ def describe_error(exc: BaseException) -> str | None:
     import gzip
     import zlib
 
-    if isinstance(exc, InputError):
+    if isinstance(exc, InputError | PluginError):
         return str(exc)
     if isinstance(exc, gzip.BadGzipFile):
         return f"not a valid gzip file ({exc}); expected a complete .gz file or an uncompressed one"

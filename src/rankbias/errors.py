@@ -11,6 +11,11 @@ class InputError(ValueError):
     """Bad input: a malformed file, an unknown id, an inconsistent parameter."""
 
 
+class PluginError(ImportError):
+    """An installed measure plugin (entry point group ``rankbias.measures``) that fails to load
+    or gives no measure: the user's environment to mend, not a bug of rankbias."""
+
+
 def located(path, line: int | None, message: str) -> InputError:
     """An :class:`InputError` whose message starts with ``path:line:``."""
     where = f"{path}:{line}" if line is not None else f"{path}"

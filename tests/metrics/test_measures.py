@@ -6,6 +6,7 @@ import importlib.util
 
 import pytest
 
+from rankbias.errors import PluginError
 from rankbias.metrics.measures import (
     FAMILIES,
     HigherIs,
@@ -482,7 +483,7 @@ def test_a_plugin_that_gives_no_measure_is_refused_by_name(monkeypatch, loads, m
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: entries.get(group, []))
     monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
     monkeypatch.setattr(registry, "_LOADED", [])
-    with pytest.raises(ImportError) as caught:
+    with pytest.raises(PluginError) as caught:  # an ImportError: the user's plugin to mend
         registry._load_families()
     assert str(caught.value) == message
 

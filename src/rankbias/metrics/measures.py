@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rankbias.errors import expect_choice, expect_type
+from rankbias.errors import PluginError, expect_choice, expect_type
 
 __all__ = [
     "HigherIs", "Input", "Parameter", "Measure", "MeasureRequest", "CUTOFF", "MEASURES",
@@ -397,7 +397,7 @@ def _load_families() -> None:
         try:
             loaded = entry.load()
         except Exception as exc:
-            raise ImportError(
+            raise PluginError(
                 f"measure plugin {entry.name!r} ({entry.value}, entry point group "
                 f"{ENTRY_POINT_GROUP!r}) failed to load: {exc}"
             ) from exc
@@ -406,7 +406,7 @@ def _load_families() -> None:
         items = loaded if isinstance(loaded, Sequence) else [loaded]  # a list, or one Measure
         bad = [item for item in items if not isinstance(item, Measure)]
         if bad:  # a plugin that loads something else is refused, not skipped
-            raise ImportError(
+            raise PluginError(
                 f"measure plugin {entry.name!r} ({entry.value}): expected a Measure, a list of "
                 f"them or a module, found {type(bad[0]).__name__}"
             )
