@@ -379,7 +379,8 @@ def _declaration(measure: Measure) -> tuple:
 
 def _load_families() -> None:
     """Import every module of :mod:`rankbias.metrics` (each registers its measures), then the
-    entry points of ``rankbias.measures``; once per process."""
+    entry points of ``rankbias.measures``; once per process, unless a plugin is refused (then
+    at every call, so the registry is never read half filled)."""
     if _LOADED:
         return
     _LOADED.append(True)
@@ -393,25 +394,34 @@ def _load_families() -> None:
         importlib.import_module(f"{package.__name__}.{info.name}")
     from importlib.metadata import entry_points
 
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = entry.load()
-        except Exception as exc:
-            raise PluginError(
-                f"measure plugin {entry.name!r} ({entry.value}, entry point group "
-                f"{ENTRY_POINT_GROUP!r}) failed to load: {exc}"
-            ) from exc
-        if isinstance(loaded, types.ModuleType):
-            continue  # a module registers its measures when it is imported
-        items = loaded if isinstance(loaded, Sequence) else [loaded]  # a list, or one Measure
-        bad = [item for item in items if not isinstance(item, Measure)]
-        if bad:  # a plugin that loads something else is refused, not skipped
-            raise PluginError(
-                f"measure plugin {entry.name!r} ({entry.value}): expected a Measure, a list of "
-                f"them or a module, found {type(bad[0]).__name__}"
-            )
-        for item in items:
-            register(item)
+    try:
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            _load_plugin(entry)
+    except BaseException:
+        _LOADED.clear()  # refused again at the next call, never read as a half-filled registry
+        raise
+
+
+def _load_plugin(entry) -> None:
+    """Register what one entry point of ``rankbias.measures`` names (book: Extending)."""
+    try:
+        loaded = entry.load()
+    except Exception as exc:
+        raise PluginError(
+            f"measure plugin {entry.name!r} ({entry.value}, entry point group "
+            f"{ENTRY_POINT_GROUP!r}) failed to load: {exc}"
+        ) from exc
+    if isinstance(loaded, types.ModuleType):
+        return  # a module registers its measures when it is imported
+    items = loaded if isinstance(loaded, Sequence) else [loaded]  # a list, or one Measure
+    bad = [item for item in items if not isinstance(item, Measure)]
+    if bad:  # a plugin that loads something else is refused, not skipped
+        raise PluginError(
+            f"measure plugin {entry.name!r} ({entry.value}): expected a Measure, a list of "
+            f"them or a module, found {type(bad[0]).__name__}"
+        )
+    for item in items:
+        register(item)
 
 
 def measures() -> list[Measure]:
