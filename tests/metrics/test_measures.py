@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
 import importlib.util
+import sys
+from pathlib import Path
 
 import pytest
 
+import rankbias.metrics
 from rankbias.errors import PluginError
+from rankbias.metrics import measures as registry
 from rankbias.metrics.measures import (
     FAMILIES,
     HigherIs,
@@ -35,13 +41,18 @@ EXPECTED = {
 }
 
 
+@pytest.fixture
+def own_registry(monkeypatch):
+    """The registry, filled, then copied for this test alone: what it registers is undone."""
+    measures()
+    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
+    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
+    return registry
+
+
 def declared_by_module(family: str) -> set[str]:
     """The names a family's module registers, found by running its source with a recording
     ``register`` (the registry itself is left alone)."""
-    import importlib.util
-
-    from rankbias.metrics import measures as registry
-
     spec = importlib.util.find_spec(f"rankbias.metrics.{family}")
     assert spec is not None and spec.origin, f"no module rankbias.metrics.{family}"
     declared: list[str] = []
@@ -324,13 +335,9 @@ def test_a_declaration_is_checked_whole_when_it_is_made():
     assert declaration(display="Probe").display == "Probe"
 
 
-def test_register_takes_a_declaration_once_and_refuses_a_different_one(monkeypatch):
+def test_register_takes_a_declaration_once_and_refuses_a_different_one(own_registry):
     import functools
 
-    from rankbias.metrics import measures as registry
-
-    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
-    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
     with pytest.raises(TypeError) as error:
         registry.register("probe_measure")
     assert str(error.value) == "measure: expected a Measure, found str"
@@ -416,28 +423,18 @@ class _Entry:
         return self.loads
 
 
-def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypatch):
+def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypatch, own_registry):
     """The registry fills itself once per process: the families' modules in their order, every
     other module beside them, then each entry point of the group ``rankbias.measures`` (a
     Measure, a list of them, or a module that registered its own). Run in this process, so
     mutation testing sees it (the installed example plugin is tested in a process of its own)."""
-    import dataclasses
-    import importlib.metadata
-    import sys
-    from pathlib import Path
-
-    import rankbias.metrics
-    from rankbias.metrics import measures as registry
-
-    nfairr = get_measure("nfairr")  # the registry filled, before it is copied
+    nfairr = get_measure("nfairr")
     imported: list[str] = []
     real_import = importlib.import_module
     monkeypatch.setattr(importlib, "import_module", lambda name, package=None: imported.append(
         name) or real_import(name, package))  # fmt: skip
     groups: dict = {}
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: groups.get(group, []))
-    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
-    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
     one, two = (dataclasses.replace(nfairr, name=n) for n in ("plugin_one", "plugin_two"))
     module = sys.modules["rankbias.metrics.rbo"]  # a module registers when it is imported
     groups["rankbias.measures"] = [
@@ -458,6 +455,19 @@ def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypat
     assert len(imported) == len(families) + len(modules)
 
 
+def test_a_family_that_fails_to_import_is_not_read_past(monkeypatch, own_registry):
+    """Not only a plugin: whatever stops the loading stops every later call too."""
+
+    def broken(name, package=None):
+        raise ImportError(f"broken {name}")
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    monkeypatch.setattr(registry, "_LOADED", [])
+    for _ in range(2):
+        with pytest.raises(ImportError, match=r"^broken rankbias\.metrics\.rab$"):
+            registry._load_families()
+
+
 @pytest.mark.parametrize(
     ("loads", "message"),
     [
@@ -471,17 +481,13 @@ def test_the_loader_imports_each_family_once_and_registers_each_plugin(monkeypat
          "module, found str"),
     ],
 )  # fmt: skip
-def test_a_plugin_that_gives_no_measure_is_refused_by_name(monkeypatch, loads, message):
+def test_a_plugin_that_gives_no_measure_is_refused_by_name(
+    monkeypatch, own_registry, loads, message
+):
     """What an entry point loads is a Measure or a list of them; anything else (or a module
     that fails to import) is an error naming the plugin, never skipped, at every call."""
-    import importlib.metadata
-
-    from rankbias.metrics import measures as registry
-
-    measures()  # the registry filled, before it is copied
     entries = {"rankbias.measures": [_Entry("bad", "plug:M", loads)]}
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: entries.get(group, []))
-    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
     monkeypatch.setattr(registry, "_LOADED", [])
     for _ in range(2):  # refused at every call: the registry is never read half filled
         with pytest.raises(PluginError) as caught:  # an ImportError: the user's plugin to mend
@@ -518,19 +524,12 @@ def test_empty_parentheses_give_the_defaults():
     assert parse_measure("nfairr()@5") == parse_measure("nfairr@5")
 
 
-def test_aliases_are_lower_case_names_so_that_any_case_reads_them(monkeypatch):
+def test_aliases_are_lower_case_names_so_that_any_case_reads_them(own_registry):
     """The reader lower-cases a name before it looks it up, so an alias is a lower-case name
     like a measure's: ``RaB_TF@5`` is ``rab_tf@5``, and ``Lean_X`` could never be read."""
-    import dataclasses
-
-    from rankbias.metrics import measures as registry
-
     assert parse_measure("RaB_TF@5") == parse_measure("rab_tf@5")
     assert parse_measure("RaB_TF@5").parameters()["magnitude"] == "tf"
-    nfairr = get_measure("nfairr")
-    monkeypatch.setattr(registry, "MEASURES", dict(registry.MEASURES))
-    monkeypatch.setattr(registry, "ALIASES", dict(registry.ALIASES))
-    lean = dataclasses.replace(nfairr, name="lean")
+    lean = dataclasses.replace(get_measure("nfairr"), name="lean")
     with pytest.raises(ValueError) as caught:
         registry.register(lean, aliases={"Lean_X": {"tau": 1.0}})
     assert str(caught.value) == "alias 'Lean_X' of lean: expected lower-case [a-z0-9_]"

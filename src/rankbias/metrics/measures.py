@@ -60,6 +60,7 @@ class Input(enum.StrEnum):
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a measure's, a parameter's and an alias's name
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -83,7 +84,7 @@ class Parameter:
     maximum: float | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(f"parameter name {self.name!r}: expected lower-case [a-z0-9_]")
         expect_choice(
             self.type, f"parameter {self.name} type", ("int", "float", "bool", "str", "floats")
@@ -240,7 +241,7 @@ class Measure:
     label_parameters: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(f"measure name {self.name!r}: expected lower-case [a-z0-9_]")
         if not isinstance(self.higher_is, HigherIs):
             raise TypeError(f"{self.name}: higher_is must be a HigherIs, found {self.higher_is!r}")
@@ -352,7 +353,7 @@ def register(measure: Measure, aliases: Mapping[str, Mapping[str, object]] | Non
     if existing is not None:
         return existing  # the same declaration again: registered once
     for alias in aliases or {}:  # the reader lower-cases what it is given: names are lower-case
-        if not isinstance(alias, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", alias):
+        if not isinstance(alias, str) or not _NAME.fullmatch(alias):
             raise ValueError(f"alias {alias!r} of {measure.name}: expected lower-case [a-z0-9_]")
     MEASURES[measure.name] = measure
     for alias, params in (aliases or {}).items():
@@ -379,22 +380,21 @@ def _declaration(measure: Measure) -> tuple:
 
 def _load_families() -> None:
     """Import every module of :mod:`rankbias.metrics` (each registers its measures), then the
-    entry points of ``rankbias.measures``; once per process, unless a plugin is refused (then
-    at every call, so the registry is never read half filled)."""
+    entry points of ``rankbias.measures``; once per process, unless a module or plugin is
+    refused (then at every call, so the registry is never read half filled)."""
     if _LOADED:
         return
     _LOADED.append(True)
     import pkgutil
+    from importlib.metadata import entry_points
 
     import rankbias.metrics as package
 
-    for family in FAMILIES:  # the package's families, then any module added beside them
-        importlib.import_module(f"{package.__name__}.{family}")
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
-    from importlib.metadata import entry_points
-
     try:
+        for family in FAMILIES:  # the package's families, then any module added beside them
+            importlib.import_module(f"{package.__name__}.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
         for entry in entry_points(group=ENTRY_POINT_GROUP):
             _load_plugin(entry)
     except BaseException:
