@@ -8,7 +8,7 @@ import pytest
 
 from rankbias import metrics
 from rankbias.errors import InputError
-from rankbias.metrics.validation import check_values
+from rankbias.metrics.validation import check_targets, check_values
 
 SCORES = [0.5, -0.2, 0.1]
 CALLS = [
@@ -93,8 +93,6 @@ def test_integers_are_read_without_truncating_any():
 
 
 def test_target_shares_are_floats_summing_to_one_and_errors_name_them():
-    from rankbias.metrics.validation import check_targets
-
     assert check_targets(None, 4).tolist() == [0.25, 0.25, 0.25, 0.25]
     shares = check_targets([0, 1], 2)  # integers are shares too, held as floats
     assert shares.dtype == np.float64 and shares.tolist() == [0.0, 1.0]
