@@ -44,9 +44,19 @@ $(TESTBED)/.complete: $(TESTBED_INPUTS) | $(STAMP)
 # FILE` says which chapters those are, and through which imports.
 REFRESH_CHAPTERS := $(PY) book/_ext/chapter_cache.py refresh
 
+# `make book DATA=path/to/folder`: the whole book on a dataset folder of one's own, checked
+# first, into _build/<folder name>/html with its own cache (book/_ext/build_book.py); the
+# default book and its cache are left as they are.  `make test` builds strictly on DATA too.
+DATA ?=
+
+ifeq ($(strip $(DATA)),)
 book: data
 	$(REFRESH_CHAPTERS)
 	$(BIN)/jupyter-book build . --builder html
+else
+book: $(STAMP)
+	$(PY) book/_ext/build_book.py "$(DATA)"
+endif
 
 # The strict build also builds the chapter template (outside the book) alone, strictly.
 book-strict: data
@@ -68,7 +78,7 @@ endif
 endif
 
 chapter: data
-	$(PY) book/_ext/build_chapter.py "$(NB)"
+	$(PY) book/_ext/build_chapter.py $(if $(strip $(DATA)),"--data=$(DATA)") "$(NB)"
 
 # JupyterLab on the project's environment, the chapters opening as notebooks (jupytext reads
 # the MyST Markdown; book/_lab/overrides.json makes that the default for .md files).

@@ -10,6 +10,9 @@ the book's extensions, bibliography and styles.  It differs from ``make book`` i
   from the cache at once; one executed here is not executed again by ``make book``;
 - the Sphinx environment and the HTML are its own (``_build/_chapter/``), so the book's pages
   and ``_build/html`` are left as they are;
+- ``--data=DIR`` (``make chapter DATA=DIR NB=…``) executes it on that dataset folder, with the
+  cache of ``make book DATA=DIR`` (``_build/<folder name>/``), into
+  ``_build/<folder name>/_chapter/``;
 - references to other pages of the book (``{ref}``, ``{doc}``, ``{numref}`` of another chapter)
   cannot be resolved in a book of one page: each is one warning, and the reference is shown as
   text.  ``make book`` resolves them.
@@ -58,13 +61,16 @@ def root_name(root: Path, path: Path) -> str:
     return path.resolve().relative_to(root).as_posix()
 
 
-def build(root: Path, chapter: Path, strict: bool = False) -> tuple[int, Path]:
+def build(
+    root: Path, chapter: Path, strict: bool = False, project: chapter_cache.Project | None = None
+) -> tuple[int, Path]:
     """Build ``chapter``'s page; returns Sphinx's exit status and the page's path."""
     import yaml
     from jupyter_book.sphinx import build_sphinx
 
     name = root_name(root, chapter)
-    out = root / OUT
+    project = project or chapter_cache.Project.at(root)
+    out = project.cache.parent / Path(OUT).name
     out.mkdir(parents=True, exist_ok=True)
     # the chapter, and the page that holds the bibliography, so that citations resolve
     pages = [
@@ -81,7 +87,7 @@ def build(root: Path, chapter: Path, strict: bool = False) -> tuple[int, Path]:
     excluded = [p for p in config.get("exclude_patterns", []) if not fnmatch.fnmatch(name, p)]
     overrides = {
         "external_toc_path": toc.as_posix(),
-        "nb_execution_cache_path": str(root / chapter_cache.CACHE_DIR),
+        "nb_execution_cache_path": str(project.cache),
         "exclude_patterns": excluded,
         "latex_individualpages": False,
     }
@@ -102,16 +108,30 @@ def build(root: Path, chapter: Path, strict: bool = False) -> tuple[int, Path]:
 def main(argv: list[str]) -> int:
     strict = "--strict" in argv  # warnings are errors (make book-strict, for the template)
     argv = [a for a in argv if a != "--strict"]
+    data = None
+    if argv and argv[0].startswith("--data="):  # make chapter DATA=…: that folder's cache
+        data = argv.pop(0).removeprefix("--data=")
     root = Path.cwd().resolve()
     chapter = chapter_path(root, argv[0] if argv else "")
     started = time.perf_counter()
-    project = chapter_cache.Project.at(root)
+    if data:
+        import os
+
+        import build_book
+
+        folder = build_book.check_data(data)
+        os.environ["RANKBIAS_DATA"] = str(folder)
+        project = chapter_cache.Project.at(
+            root, testbed=folder, build=build_book.output_folder(root, folder)
+        )
+    else:
+        project = chapter_cache.Project.at(root)
     chapters = chapter_cache.toc_chapters(root)
     if chapter not in {c.resolve() for c in chapters}:
         chapters.append(chapter)
     stale = chapter_cache.refresh(project, chapters)
     print(chapter_cache.describe(stale, len(chapters), dry_run=False))
-    status, page = build(root, chapter, strict)
+    status, page = build(root, chapter, strict, project)
     seconds = time.perf_counter() - started
     if status != 0:
         print(f"make chapter: the build of {root_name(root, chapter)} failed", file=sys.stderr)

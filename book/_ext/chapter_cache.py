@@ -18,9 +18,10 @@ are
 - the package's data files those modules can read, conservatively: a data file whose name
   (or stem) appears in a module's source, and every file of a data-only folder (no ``.py``
   files, e.g. ``resources/``) whose folder name appears in it;
-- ``pyproject.toml`` and the testbed the chapters read: its ``.complete`` stamp (size,
-  modification time and content), or, for a folder of one's own without a stamp
-  (``RANKBIAS_TESTBED``), the size and modification time of its top-level files and ``runs/``.
+- ``pyproject.toml`` and the dataset the chapters read: the testbed's ``.complete`` stamp
+  (size, modification time and content), or, for a folder of one's own without a stamp
+  (``RANKBIAS_DATA``; ``make book DATA=…``), the size and modification time of its files, those
+  of its sub-folders (``runs/``, word lists, …) included, its ``cache/`` excepted.
 
 ``refresh`` hashes each chapter's inputs and compares them with the hashes recorded in
 ``_build/.chapter-inputs.json`` at the previous refresh.  For a chapter whose inputs changed (or
@@ -71,16 +72,20 @@ class Project:
     shared: list[Path] = field(default_factory=list)
 
     @classmethod
-    def at(cls, root: Path, testbed: Path | None = None) -> Project:
+    def at(cls, root: Path, testbed: Path | None = None, build: Path | None = None) -> Project:
+        """The project at ``root`` reading the dataset ``testbed`` (default: ``$RANKBIAS_DATA``,
+        ``$RANKBIAS_TESTBED``, the embedded testbed), its cache and state under ``build``
+        (default: ``_build``; a dataset of one's own has its own, ``_build/<name>``)."""
         root = Path(os.path.abspath(root))
         if testbed is None:
-            configured = os.environ.get("RANKBIAS_TESTBED")
+            configured = os.environ.get("RANKBIAS_DATA") or os.environ.get("RANKBIAS_TESTBED")
             testbed = Path(configured) if configured else root / TESTBED
+        build = root / "_build" if build is None else Path(os.path.abspath(build))
         return cls(
             root=root,
             src=root / "src",
-            cache=root / CACHE_DIR,
-            state=root / STATE_FILE,
+            cache=build / Path(CACHE_DIR).name,
+            state=build / Path(STATE_FILE).name,
             shared=[root / "pyproject.toml", *testbed_files(testbed)],
         )
 
@@ -102,7 +107,8 @@ def testbed_files(testbed: Path) -> list[Path]:
     if not testbed.is_dir():
         return [stamp]  # absent: its appearance changes the hash
     files = [p for p in sorted(testbed.iterdir()) if p.is_file()]
-    return files + sorted(p for p in (testbed / "runs").glob("*") if p.is_file())
+    folders = [p for p in sorted(testbed.iterdir()) if p.is_dir() and p.name != "cache"]
+    return files + sorted(p for folder in folders for p in folder.glob("*") if p.is_file())
 
 
 # ---- the package's modules and what they import -------------------------------------------

@@ -198,3 +198,23 @@ def book_table(
     if index is None:
         index = not isinstance(frame.index, pd.RangeIndex)
     return styler if index else styler.hide(axis="index")
+
+
+#: The title of the note a chapter shows where it steps aside (the tests list these notes).
+SKIPPED_TITLE = "Not on this dataset"
+
+
+def skipped_section(section: str, needs: str):
+    """The visible note a chapter shows instead of a section whose inputs the dataset lacks:
+    what the section would show and what it needs (a Markdown admonition; the book renders
+    Markdown outputs as MyST)."""
+    from IPython.display import Markdown
+
+    for name, value in (("section", section), ("needs", needs)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{name}: expected a sentence, found {value!r}")
+    return Markdown(
+        f":::{{admonition}} {SKIPPED_TITLE}\n:class: note skipped-section\n\n"
+        f"{section.strip()} needs {needs.strip()}, which this dataset does not have; "
+        "the section is skipped.\n:::\n"
+    )

@@ -1,6 +1,7 @@
-"""``rankbias data fetch|verify|build``: fetch and verify the public resources (names of
-:mod:`rankbias.data.catalog`, default: the bundle ``all``) from commit-pinned URLs, refusing a file
-whose sha256 differs; build the embedded ``wikisample`` testbed.
+"""``rankbias data fetch|verify|build|check|msmarco``: fetch and verify the public resources
+(names of :mod:`rankbias.data.catalog`, default: the bundle ``all``) from commit-pinned URLs,
+refusing a file whose sha256 differs; build the embedded ``wikisample`` testbed; check a dataset
+folder (:mod:`rankbias.dataset`); build the MS MARCO folder (:mod:`rankbias.data.msmarco`).
 """
 
 from __future__ import annotations
@@ -68,6 +69,50 @@ def register(subparsers) -> None:
     build.add_argument("--out", required=True, metavar="DIR", help="output directory")
     build.add_argument("--force", action="store_true", help="rebuild even if up to date")
     build.set_defaults(func=run_build)
+
+    check = sub.add_parser(
+        "check",
+        help="check a dataset folder as the book reads it",
+        description="Read a dataset folder (collection.tsv, queries.tsv, qrels.txt, runs/*.run "
+        "and an optional dataset.toml) as every chapter of the book will, and say what it "
+        "holds; exit status 2, with one line naming the file and what to fix, if it does not "
+        "hold together.",
+    )
+    check.add_argument("folder", metavar="DIR", help="the dataset folder")
+    check.set_defaults(func=run_check)
+
+    msmarco = sub.add_parser(
+        "msmarco",
+        help="build the MS MARCO dataset folder of the papers",
+        description="Build a dataset folder for MS MARCO passage retrieval as the papers study "
+        "it: query sets QS1 and QS2, their dev judgements, the ten released runs on QS2 and the "
+        "papers' two word lists (fetched from pinned URLs and checked by sha256, or from "
+        "--mirror), with the collection from --collection or ir_datasets.",
+    )
+    msmarco.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    msmarco.add_argument(
+        "--mirror",
+        metavar="URL_OR_DIR",
+        help="a folder laid out as `rankbias data fetch` writes it, or a base URL or folder "
+        "laid out as <owner>/<repo>/<commit>/<path> (default: the pinned GitHub URLs)",
+    )
+    msmarco.add_argument(
+        "--collection",
+        metavar="FILE",
+        help="a local docid<TAB>text collection, linked into the folder (default: exported "
+        "from ir_datasets' msmarco-passage, about 3 GB)",
+    )
+    judgements = msmarco.add_mutually_exclusive_group()
+    judgements.add_argument(
+        "--qrels",
+        metavar="FILE",
+        help="MS MARCO's dev qrels as a local TREC qrels file (default: from ir_datasets' "
+        "msmarco-passage/dev; none if it cannot be read)",
+    )
+    judgements.add_argument(
+        "--no-qrels", action="store_true", help="build the folder without judgements"
+    )
+    msmarco.set_defaults(func=run_msmarco)
 
 
 def run_fetch(args: argparse.Namespace) -> int:
@@ -158,4 +203,32 @@ def run_build(args: argparse.Namespace) -> int:
         log = tqdm.write
     wikisample = importlib.import_module("rankbias.data.wikisample")
     wikisample.build(out, force=args.force, log=log)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from rankbias.dataset import load_dataset
+
+    data = load_dataset(args.folder)
+    print(f"{data.path}: dataset {data.name!r}")
+    print(
+        f"  systems ({len(data.systems)}): "
+        + ", ".join(f"{s} ({data.label(s)})" if data.label(s) != s else s for s in data.systems)
+    )
+    for name, query_set in data.query_sets.items():
+        judged = f", {len(query_set.qrels):,} judgements" if query_set.judged else ", not judged"
+        print(f"  query set {name!r}: {len(query_set.queries):,} queries{judged}")
+    print(f"  word lists: {', '.join(data.word_lists)} (default {data.default_word_list})")
+    if data.files:
+        print(f"  inputs: {', '.join(data.files)}")
+    for note in data.notes:
+        print(f"  note: {note}")
+    return 0
+
+
+def run_msmarco(args: argparse.Namespace) -> int:
+    from rankbias.data.msmarco import build
+
+    qrels = False if args.no_qrels else args.qrels
+    build(args.out, mirror=args.mirror, collection=args.collection, qrels=qrels)
     return 0

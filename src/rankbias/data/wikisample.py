@@ -344,6 +344,7 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
         "seconds": {k: round(v, 1) for k, v in timings.items()},
     }
     write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    write_dataset_manifest(out)
     write_text(stamp, f"built in {time.time() - started:.0f} s\n")
     log(f"{out}: built in {time.time() - started:.0f} s")
     return out
@@ -353,6 +354,78 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
 SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 #: How the book names each system in words (tables, figures, prose).
 SYSTEM_NAMES = dict(zip(SYSTEMS, ("BM25", "BM25 + RM3", "dense", "hybrid", "rerank"), strict=True))
+#: What each system is, in Markdown (the book renders it as MyST: the citations resolve).
+SYSTEM_DESCRIPTIONS = {
+    "bm25": "BM25 {cite}`robertson1994okapi` via `bm25s` {cite}`lu2024bm25s`, `k1 = 0.9`, "
+    "`b = 0.4`",
+    "bm25_rm3": "BM25 with RM3-style pseudo-relevance feedback {cite}`lavrenko2001relevance` "
+    "(10 documents, 20 terms, λ = 0.5)",
+    "dense": "bi-encoder retrieval with all-MiniLM-L6-v2 {cite}`reimers2019sbert`, cosine "
+    "similarity",
+    "hybrid": "reciprocal-rank fusion {cite}`cormack2009rrf` of BM25 and dense (k = 60)",
+    "rerank": "BM25's top 100 re-scored by the dense model",
+}
+#: The testbed in words, in Markdown (the book shows it where it describes the data).
+DESCRIPTION = (
+    "The embedded `wikisample` testbed is built from text that ships, as test data, inside "
+    "the `gensim` package {cite}`rehurek2010gensim,lee2005empirical`: a shortened dump of the "
+    "English Wikipedia (the first articles of the alphabet, from *Anarchism* to *Algorithm*) "
+    "and the Lee news corpus of 300 short news articles, both checked against pinned sha256 "
+    "checksums.  The build removes the wiki markup with gensim's own `filter_wiki`, splits "
+    "each article into its sections, drops sections that are lists of references or links, "
+    "and cuts every section into passages of about 100 words, closing a passage at the first "
+    "sentence end past 100 words.  The news articles become passages in the same way; they "
+    "have no sections, no queries are made from them, and they act as distractors.\n\n"
+    "Its **gender-neutral** queries are built the way TREC Complex Answer Retrieval builds "
+    "them {cite}`dietz2017car`: each section of a Wikipedia article yields one query, the "
+    "article title followed by the headings on the path to the section (the lead section's "
+    "query is the title alone), and the passages of that section are its relevant documents.  "
+    "Queries that contain a term of the gendered-term list are excluded, so that the query "
+    "itself does not ask for one gender; the build records each exclusion and its reason.  "
+    "Its forty **bias-sensitive** queries were written by the project's authors, "
+    "gender-neutral in wording but on topics where a gendered answer is a known risk — "
+    "careers, child care, sport, science, health, education, the arts and appearance — in the "
+    "spirit of the public query sets of {cite}`rekabsaz2020neural` and "
+    "{cite}`rekabsaz2021societal`; the passages of the sections of the Wikipedia sample that "
+    "answer a query are its judgements.  Five real systems retrieve the top 100 passages for "
+    "every query of both sets (their parameters are in `rankbias.retrieval`)."
+)
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def write_dataset_manifest(out: str | Path) -> Path:
+    """Write the testbed's ``dataset.toml`` (:mod:`rankbias.dataset`): its systems with their
+    names, its two query sets, its passage metadata and description."""
+    lines = [
+        "# The embedded testbed, described for rankbias.dataset (written by its builder).",
+        'name = "wikisample"',
+        f"description = {_toml_string(DESCRIPTION)}",
+        'metadata = "passages.tsv"',
+        "",
+    ]
+    for system in SYSTEMS:
+        lines += [
+            "[[systems]]",
+            f"run = {_toml_string(system)}",
+            f"label = {_toml_string(SYSTEM_NAMES[system])}",
+            f"description = {_toml_string(SYSTEM_DESCRIPTIONS[system])}",
+            "",
+        ]
+    for name, queries, qrels in (
+        ("gender-neutral", "queries.tsv", "qrels.txt"),
+        ("bias-sensitive", "queries_sensitive_meta.tsv", "qrels_sensitive.txt"),
+    ):
+        lines += [
+            "[[query_sets]]",
+            f"name = {_toml_string(name)}",
+            f"queries = {_toml_string(queries)}",
+            f"qrels = {_toml_string(qrels)}",
+            "",
+        ]
+    return write_text(Path(out) / "dataset.toml", "\n".join(lines))
 
 
 def testbed_dir(path: str | Path | None = None) -> Path:

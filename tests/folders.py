@@ -1,0 +1,200 @@
+"""Dataset folders made for the tests from real material: the embedded testbed's passages and
+runs, and the public runs, query sets and word lists (``../shared/data/public``).
+
+* :func:`minimal_folder` — the documented layout alone (``collection.tsv``, ``queries.tsv``,
+  ``qrels.txt``, ``runs/*.run``): three systems, numeric query ids, no manifest.
+* :func:`papers_folder` — the ten public rankers on two query sets (the 215 bias-sensitive MS
+  MARCO queries and the 30 of TREC DL 2019), the papers' two word lists, document groups and
+  polarisation scores, over a stand-in collection: every docid the runs rank, given the text
+  of a testbed passage (the real MS MARCO text is out of reach here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+PUBLIC_RUNS = "cpjku_fairness_retrieval_results/runs"
+
+
+def _write_run(frame: pd.DataFrame, path: Path) -> None:
+    lines = [
+        f"{q} Q0 {d} {r} {s:.6f} {path.stem}"
+        for q, d, r, s in zip(
+            frame["qid"], frame["docid"], frame["rank"], frame["score"], strict=True
+        )
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _read_run_frame(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(
+        path,
+        sep=r"\s+",
+        header=None,
+        dtype=str,
+        names=["qid", "q0", "docid", "rank", "score", "tag"],
+    )
+    return frame.assign(rank=frame["rank"].astype(int), score=frame["score"].astype(float))
+
+
+def minimal_folder(
+    testbed: Path,
+    out: Path,
+    *,
+    queries: int = 300,
+    depth: int = 50,
+    systems=("bm25", "dense", "rerank"),
+) -> Path:
+    """The documented layout alone: the testbed's collection, ``queries`` of its gender-neutral
+    queries renumbered 1, 2, … (numeric qids), their judgements and three of its runs cut to
+    ``depth``, renamed ``system_a`` …"""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(testbed / "collection.tsv", out / "collection.tsv")
+    frame = pd.read_csv(
+        testbed / "queries.tsv",
+        sep="\t",
+        header=None,
+        dtype=str,
+        names=["qid", "query"],
+        quoting=3,
+        keep_default_na=False,
+    )
+    chosen = frame.iloc[:: max(1, len(frame) // queries)].head(queries)
+    numbers = {qid: str(i) for i, qid in enumerate(chosen["qid"], 1)}
+    chosen.assign(qid=chosen["qid"].map(numbers)).to_csv(
+        out / "queries.tsv", sep="\t", header=False, index=False
+    )
+    qrels = pd.read_csv(
+        testbed / "qrels.txt",
+        sep=r"\s+",
+        header=None,
+        dtype=str,
+        names=["qid", "iter", "docid", "rel"],
+    )
+    qrels = qrels[qrels["qid"].isin(numbers)]
+    (out / "qrels.txt").write_text(
+        "".join(
+            f"{numbers[q]} 0 {d} {r}\n"
+            for q, d, r in zip(qrels["qid"], qrels["docid"], qrels["rel"], strict=True)
+        )
+    )
+    (out / "runs").mkdir(exist_ok=True)
+    for letter, system in zip("abcdefghij", systems, strict=False):
+        run = _read_run_frame(testbed / "runs" / f"{system}.run")
+        run = run[run["qid"].isin(numbers) & (run["rank"] <= depth)]
+        _write_run(run.assign(qid=run["qid"].map(numbers)), out / "runs" / f"system_{letter}.run")
+    return out
+
+
+def _stand_in_text(docids, testbed: Path) -> pd.DataFrame:
+    """Each docid given the text of a testbed passage chosen by the docid's hash."""
+    collection = pd.read_csv(
+        testbed / "collection.tsv",
+        sep="\t",
+        header=None,
+        dtype=str,
+        names=["docid", "text"],
+        quoting=3,
+        keep_default_na=False,
+    )
+    texts = collection["text"].to_numpy()
+    picks = [int(hashlib.sha256(d.encode()).hexdigest()[:8], 16) % len(texts) for d in docids]
+    return pd.DataFrame({"docid": list(docids), "text": texts[picks]})
+
+
+def papers_folder(testbed: Path, public: Path, out: Path, *, depth: int = 20) -> Path:
+    """Ten rankers, two query sets, the papers' word lists, groups and polarisation scores."""
+    out.mkdir(parents=True, exist_ok=True)
+    cpjku = public / "cpjku_fairness_retrieval_results"
+    rekabsaz = public / "rekabsaz_genderbias_ir"
+    runs = {}
+    for path in sorted((public / PUBLIC_RUNS / "msmarco_passage").glob("*.run")):
+        parts = [
+            _read_run_frame(public / PUBLIC_RUNS / folder / path.name)
+            for folder in ("msmarco_passage", "trecdl2019_passage")
+        ]
+        run = pd.concat(parts, ignore_index=True)
+        runs[path.stem] = run[run["rank"] <= depth]
+    (out / "runs").mkdir(exist_ok=True)
+    for name, run in runs.items():
+        _write_run(run, out / "runs" / f"{name}.run")
+    docids = sorted(set().union(*(set(run["docid"]) for run in runs.values())))
+    collection = _stand_in_text(docids, testbed)
+    collection.to_csv(out / "collection.tsv", sep="\t", header=False, index=False, quoting=3)
+    for source, target in (
+        ("msmarco_passage.dev.fair.tsv", "queries_msmarco.tsv"),
+        ("trecdeep19_passage.fair.tsv", "queries_trecdl.tsv"),
+    ):
+        shutil.copyfile(cpjku / source, out / target)
+    (out / "wordlists").mkdir(exist_ok=True)
+    shutil.copyfile(
+        rekabsaz / "wordlist_genderspecific.txt", out / "wordlists" / "gender_specific.txt"
+    )
+    shutil.copyfile(
+        cpjku / "wordlist_gender_representative.txt",
+        out / "wordlists" / "gender_representative.txt",
+    )
+    # groups and polarisation: from the stand-in text, by the papers' gender-specific terms
+    terms = dict(
+        line.strip().split(",")
+        for line in (out / "wordlists" / "gender_specific.txt").read_text().splitlines()
+        if line
+    )
+    tokens = collection["text"].str.lower().map(lambda t: re.findall(r"\w+", t))
+    female = tokens.map(lambda ts: sum(terms.get(t) == "f" for t in ts))
+    male = tokens.map(lambda ts: sum(terms.get(t) == "m" for t in ts))
+    group = np.where(female > male, "female", np.where(male > female, "male", "neutral"))
+    pd.DataFrame({"docid": collection["docid"], "group": group}).to_csv(
+        out / "groups.tsv", sep="\t", index=False
+    )
+    score = (male - female) / tokens.str.len().clip(lower=1)
+    polar = pd.concat([run[["qid", "docid"]] for run in runs.values()]).drop_duplicates()
+    polar = polar.merge(pd.DataFrame({"docid": collection["docid"], "score": score}), on="docid")
+    polar.to_csv(out / "polarisation.tsv", sep="\t", index=False)
+    labels = {
+        "BM25": "BM25",
+        "RM3": "BM25 + RM3",
+        "knrm": "KNRM",
+        "conv_knrm": "ConvKNRM",
+        "match_pyramid": "MatchPyramid",
+        "tk": "TK",
+        "bert_L2": "BERT (2 layers)",
+        "bert_L4": "BERT (4 layers)",
+        "advbert_L2": "AdvBERT (2 layers)",
+        "advbert_L4": "AdvBERT (4 layers)",
+    }
+    lines = [
+        'name = "papers-standin"',
+        "description = \"The ten rankers of the NFaiRR paper's released runs, over a "
+        'stand-in collection."',
+        "",
+    ]
+    for system in labels:
+        lines += ["[[systems]]", f'run = "{system}"', f'label = "{labels[system]}"', ""]
+    lines += [
+        "[[query_sets]]",
+        'name = "MS MARCO bias-sensitive"',
+        'queries = "queries_msmarco.tsv"',
+        "",
+        "[[query_sets]]",
+        'name = "TREC DL 2019 bias-sensitive"',
+        'queries = "queries_trecdl.tsv"',
+        "",
+        "[word_lists]",
+        'default = "gender_representative"',
+        'gender_specific = "wordlists/gender_specific.txt"',
+        'gender_representative = "wordlists/gender_representative.txt"',
+        "",
+        "[files]",
+        'groups = "groups.tsv"',
+        'polarisation = "polarisation.tsv"',
+        "",
+    ]
+    (out / "dataset.toml").write_text("\n".join(lines), encoding="utf-8")
+    return out
