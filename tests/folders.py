@@ -198,3 +198,25 @@ def papers_folder(testbed: Path, public: Path, out: Path, *, depth: int = 20) ->
     ]
     (out / "dataset.toml").write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+def stand_in_collection(run_files, testbed: Path, out: Path) -> Path:
+    """A ``docid<TAB>text`` file holding every docid the ``run_files`` rank, each given the text
+    of a testbed passage (the stand-in for a collection out of reach here)."""
+    docids = sorted(set().union(*(set(_read_run_frame(Path(f))["docid"]) for f in run_files)))
+    _stand_in_text(docids, testbed).to_csv(out, sep="\t", header=False, index=False, quoting=3)
+    return out
+
+
+def msmarco_folder(testbed: Path, public: Path, out: Path) -> Path:
+    """``rankbias data msmarco`` with the public folder as its mirror, over a stand-in
+    collection of every docid the ten released runs rank (no judgements: they are out of
+    reach here)."""
+    from rankbias.data.msmarco import build
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    runs = sorted((public / PUBLIC_RUNS / "msmarco_passage").glob("*.run"))
+    collection = stand_in_collection(runs, testbed, out.parent / f"{out.name}-collection.tsv")
+    return build(
+        out, mirror=str(public), collection=str(collection), qrels=False, log=lambda line: None
+    )

@@ -640,6 +640,8 @@ TAKES_NONE = {
     "rankbias.collection.Block": "a record the readers yield",
     "rankbias.collection.BlockError": "a record the readers yield",
     "rankbias.counterfactual.SubstitutionReport": "a record substitute_collection returns",
+    "rankbias.dataset.Dataset": "a record load_dataset builds",
+    "rankbias.dataset.QuerySet": "a record load_dataset builds",
     "rankbias.outputs.TableFormat": "a record table_format returns",
     "rankbias.outputs.Terminated": "an exception the signal handler raises",
     "rankbias.scoring.parse_metric_list": "None is the default measures",

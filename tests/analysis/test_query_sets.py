@@ -17,10 +17,18 @@ def test_label_query_sets():
     assert label_query_sets(frame, {"all": ["s1", "q1", "q2"]}, column="set")["set"].nunique() == 1
 
 
-def test_label_query_sets_refuses_overlapping_sets_and_unlabelled_queries():
+def test_a_query_in_two_sets_counts_in_both_and_a_query_in_none_is_refused():
     frame = pd.DataFrame({"qid": ["s1", "q1", "q2", "s1"], "value": [1.0, 2.0, 3.0, 4.0]})
-    with pytest.raises(ValueError, match="'s1' is in both 'a' and 'b'"):
-        label_query_sets(frame, {"a": ["q1", "s1"], "b": ["s1", "q2"]})
+    out = label_query_sets(frame, {"a": ["q1", "s1"], "b": ["s1", "q2"]})
+    assert list(zip(out["qid"], out["value"], out["query set"], strict=True)) == [
+        ("s1", 1.0, "a"),
+        ("s1", 1.0, "b"),
+        ("q1", 2.0, "a"),
+        ("q2", 3.0, "b"),
+        ("s1", 4.0, "a"),
+        ("s1", 4.0, "b"),
+    ]
+    assert out.groupby("query set", observed=True)["value"].mean().tolist() == [7 / 3, 8 / 3]
     with pytest.raises(ValueError, match=r"1 qid\(s\) in no query set, e.g. \['s1'\]"):
         label_query_sets(frame, {"a": ["q1", "q2"]})
 
