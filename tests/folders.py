@@ -220,3 +220,39 @@ def msmarco_folder(testbed: Path, public: Path, out: Path) -> Path:
     return build(
         out, mirror=str(public), collection=str(collection), qrels=False, log=lambda line: None
     )
+
+
+FOLDERS = {"minimal": "any-minimal", "papers": "any-papers", "msmarco": "any-msmarco"}
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/folders.py OUT_DIR``: the three folders the book is built on besides the
+    testbed (``make test``), each rebuilt only when absent."""
+    import sys
+
+    from public_data import PUBLIC
+
+    out = Path(argv[0])
+    testbed = Path(argv[1]) if len(argv) > 1 else Path("data/build/wikisample")
+    if not PUBLIC.is_dir():
+        print(f"tests/folders.py: {PUBLIC} absent: only the minimal folder", file=sys.stderr)
+    makers = {
+        "minimal": lambda path: minimal_folder(testbed, path),
+        "papers": lambda path: papers_folder(testbed, PUBLIC, path),
+        "msmarco": lambda path: msmarco_folder(testbed, PUBLIC, path),
+    }
+    for kind, name in FOLDERS.items():
+        path = out / name
+        if (path / ".complete").exists() or (kind != "minimal" and not PUBLIC.is_dir()):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        makers[kind](path)
+        (path / ".complete").write_text("made by tests/folders.py\n")
+        print(f"tests/folders.py: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
