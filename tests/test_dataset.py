@@ -126,6 +126,15 @@ polarisation = "polar.tsv"
         ),
         ('[files]\nsurvey = "x.csv"\n', "dataset.toml: files: unknown input 'survey'"),
         ("name = [\n", "dataset.toml: not valid TOML"),
+        (
+            'rankers = "pyserini"\n',
+            "dataset.toml: rankers is 'pyserini'; expected 'rankbias.retrieval' or no key",
+        ),
+        (
+            'rankers = "rankbias.retrieval"\n',
+            "dataset.toml: rankers = 'rankbias.retrieval', but runs a are not its systems "
+            "\\(bm25, bm25_rm3, dense, hybrid, rerank\\)",
+        ),
     ],
 )
 def test_a_manifest_that_does_not_hold_is_refused_naming_what_to_fix(tmp_path, manifest, message):
@@ -208,6 +217,7 @@ def test_the_embedded_testbed_reads_as_a_dataset():
     assert "category" in data.query_sets["bias-sensitive"].queries
     assert data.judged_sets == ["gender-neutral", "bias-sensitive"]
     assert set(data.metadata.columns) == {"docid", "source", "article", "section"}
+    assert data.rankers == "rankbias.retrieval"  # its runs are the package's own systems
 
 
 def test_rankbias_data_check_says_what_the_folder_holds_or_refuses_it(tmp_path):

@@ -15,6 +15,8 @@ the standard library's ``tomllib``; every path relative to the folder)::
     name = "my-study"                    # the folder's name otherwise
     description = "One paragraph (Markdown) shown where the book describes the data."
     metadata = "passages.tsv"            # docid + columns of your own (header line)
+    rankers = "rankbias.retrieval"       # the runs are this module's systems (testbed only):
+                                         # a chapter may rerun them on a changed collection
 
     [[systems]]                          # order and display names (all runs, if given)
     run = "bm25"                         # runs/bm25.run
@@ -85,7 +87,19 @@ FILE_ROLES = {
     "groups": "document groups (docid, group; TSV with a header)",
     "embeddings": "document embeddings (.npy) with their docids (.txt, one per line) beside",
 }
-_TOP_KEYS = {"name", "description", "metadata", "systems", "query_sets", "word_lists", "files"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "metadata",
+    "rankers",
+    "systems",
+    "query_sets",
+    "word_lists",
+    "files",
+}
+#: What ``rankers`` may say: the runs are this module's systems on the folder's own collection
+#: and queries, so a chapter may run them again on a changed collection (the testbed's case).
+RANKERS = "rankbias.retrieval"
 _DEFAULT_QUERY_SET = "queries"
 
 
@@ -124,6 +138,7 @@ class Dataset:
     default_word_list: str
     files: dict[str, Path]  #: optional inputs by role (:data:`FILE_ROLES`)
     metadata_file: Path | None
+    rankers: str | None = None  #: :data:`RANKERS` when the runs are the package's own systems
     manifest: dict = field(default_factory=dict)  #: the parsed dataset.toml ({} without one)
     notes: tuple[str, ...] = ()  #: what reading the folder noticed and counted
 
@@ -487,6 +502,17 @@ def load_dataset(path: str | os.PathLike | None = None, *, check_runs: bool = Tr
     aside: dict[str, QuerySet] = {}
     if check_runs:
         sets, aside, notes = _studied(sets, _run_queries(root, systems, sets))
+    rankers = manifest.get("rankers")
+    if rankers is not None:
+        from rankbias.retrieval import SYSTEMS
+
+        if rankers != RANKERS:
+            raise InputError(f"{where}: rankers is {rankers!r}; expected {RANKERS!r} or no key")
+        if others := [s for s in systems if s not in SYSTEMS]:
+            raise InputError(
+                f"{where}: rankers = {RANKERS!r}, but runs {', '.join(others)} are not its "
+                f"systems ({', '.join(SYSTEMS)}); expected its runs only, or no rankers key"
+            )
     for key in ("name", "description"):
         if key in manifest and not isinstance(manifest[key], str):
             raise InputError(f"{where}: {key}: expected a string, found {manifest[key]!r}")
@@ -503,6 +529,7 @@ def load_dataset(path: str | os.PathLike | None = None, *, check_runs: bool = Tr
         default_word_list=default,
         files=files,
         metadata_file=metadata,
+        rankers=rankers,
         manifest=manifest,
         notes=tuple(notes),
     )

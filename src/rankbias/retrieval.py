@@ -33,6 +33,8 @@ from rankbias.outputs import atomic_open
 from rankbias.runs import Run, write_run
 
 DEPTH = 100
+#: The systems :func:`build_runs` runs, in the book's order.
+SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 BM25_K1, BM25_B = 0.9, 0.4
 RM3_FB_DOCS, RM3_FB_TERMS, RM3_LAMBDA = 10, 20, 0.5
 RRF_K = 60

@@ -31,6 +31,7 @@ import pandas as pd
 from rankbias.errors import InputError
 from rankbias.inputs import sha256_of
 from rankbias.outputs import write_table, write_text
+from rankbias.retrieval import SYSTEMS
 from rankbias.runs import read_qrels, read_run, write_qrels
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
@@ -351,7 +352,6 @@ def build(out_dir: str | Path, *, force: bool = False, log=print) -> Path:
 
 
 # ---- reading a built testbed -----------------------------------------------------------------
-SYSTEMS = ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
 #: How the book names each system in words (tables, figures, prose).
 SYSTEM_NAMES = dict(zip(SYSTEMS, ("BM25", "BM25 + RM3", "dense", "hybrid", "rerank"), strict=True))
 #: What each system is, in Markdown (the book renders it as MyST: the citations resolve).
@@ -398,12 +398,15 @@ def _toml_string(text: str) -> str:
 
 def write_dataset_manifest(out: str | Path) -> Path:
     """Write the testbed's ``dataset.toml`` (:mod:`rankbias.dataset`): its systems with their
-    names, its two query sets, its passage metadata and description."""
+    names, its two query sets, its passage metadata and description, and that its runs are
+    those of :mod:`rankbias.retrieval` (``rankers``), which the counterfactual chapter reruns."""
     lines = [
         "# The embedded testbed, described for rankbias.dataset (written by its builder).",
         'name = "wikisample"',
         f"description = {_toml_string(DESCRIPTION)}",
         'metadata = "passages.tsv"',
+        "# the runs are rankbias.retrieval's, so a chapter may rerun them on a changed collection",
+        'rankers = "rankbias.retrieval"',
         "",
     ]
     for system in SYSTEMS:
