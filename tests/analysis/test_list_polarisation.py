@@ -107,38 +107,124 @@ def test_a_cutoff_of_one_is_allowed_and_an_all_skipped_run_gives_an_empty_table(
     assert str(info.value) == "cutoff: expected a positive integer, found 0"
 
 
-def test_passage_embeddings_are_the_models_unit_vectors_and_then_the_cache(tmp_path, monkeypatch):
-    """Encoded once by all-MiniLM-L6-v2 (from its registry package), then read from the
-    testbed's cache without loading the model."""
+def folder_of(tmp_path, texts: dict[str, str], files: dict | None = None):
+    """A stand-in for a dataset: ``texts`` (docid -> text) counts every call, ``files`` the
+    optional inputs by role."""
     from types import SimpleNamespace
 
+    asked = []
+
+    def read(docids):
+        asked.append(list(docids))
+        return pd.Series({d: texts[d] for d in docids}, dtype=object)
+
+    files = files or {}
+    return SimpleNamespace(
+        path=tmp_path,
+        texts=read,
+        has=lambda role: role in files,
+        file=lambda role: files[role],
+        asked=asked,
+    )
+
+
+def test_passage_embeddings_are_the_models_unit_vectors_and_then_the_cache(tmp_path, monkeypatch):
+    """Only the documents asked for are read and encoded by all-MiniLM-L6-v2 (from its registry
+    package), each once, in docid order; then read from the folder's cache without the model."""
     from rankbias import retrieval
     from rankbias.analysis.list_polarisation import passage_embeddings
 
-    texts = ["The nurse said she would stay.", "He fixed the engine.", "Rain fell all day."]
-    testbed = SimpleNamespace(
-        collection=pd.DataFrame({"docid": ["p1", "p2", "p3"], "text": texts}), path=tmp_path
-    )
+    texts = {
+        "p1": "The nurse said she would stay.",
+        "p2": "He fixed the engine.",
+        "p3": "Rain fell all day.",
+        "p4": "Never asked for.",
+    }
+    data = folder_of(tmp_path, texts)
     with pytest.raises(TypeError) as info:
-        passage_embeddings(tmp_path)  # the testbed's folder, not the testbed
+        passage_embeddings(tmp_path, ["p1"])  # the folder's path, not the dataset
     assert str(info.value) == (
-        "testbed: expected a testbed (rankbias.data.wikisample.load_testbed), "
-        f"found {tmp_path!r:.60}"
+        f"data: expected a dataset (rankbias.dataset.load_dataset), found {tmp_path!r:.60}"
     )
-    vectors, docids = passage_embeddings(testbed)
+    with pytest.raises(TypeError, match="docids: expected a list of docids, found the string"):
+        passage_embeddings(data, "p1")
+    vectors, docids = passage_embeddings(data, ["p3", "p1", "p2", "p1"])
     assert docids.tolist() == ["p1", "p2", "p3"]
+    assert data.asked == [["p1", "p2", "p3"]]  # p4 is never read
     assert vectors.shape == (3, 384) and vectors.dtype == np.float64
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
-    direct = retrieval.load_dense_model().encode(texts, normalize_embeddings=True)
+    ordered = [texts["p1"], texts["p2"], texts["p3"]]
+    direct = retrieval.load_dense_model().encode(ordered, normalize_embeddings=True)
     np.testing.assert_allclose(vectors, direct, atol=1e-6)
-    assert len(list((tmp_path / "cache").glob("passages-*.npy"))) == 1
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [
+        "passage-vectors-all-MiniLM-L6-v2.npz"
+    ]
 
     def no_model(*args, **kwargs):
         raise AssertionError("the model was loaded although the cache holds the vectors")
 
     monkeypatch.setattr(retrieval, "load_dense_model", no_model)
-    again, _ = passage_embeddings(testbed)
+    again, same = passage_embeddings(data, ["p2", "p3", "p1"])  # another order, same set
     np.testing.assert_array_equal(again, vectors)
+    assert same.tolist() == ["p1", "p2", "p3"]
+    # a subset, and a document sharing p2's text, come from the store too: one row per text
+    shared = folder_of(tmp_path, {"p2": texts["p2"], "p5": texts["p2"], "p3": texts["p3"]})
+    part, part_ids = passage_embeddings(shared, ["p5", "p3", "p2"])
+    assert part_ids.tolist() == ["p2", "p3", "p5"]
+    np.testing.assert_array_equal(part, vectors[[1, 2, 1]])
+
+
+def test_passage_embeddings_encode_only_the_texts_the_store_lacks(tmp_path, monkeypatch):
+    from rankbias import retrieval
+    from rankbias.analysis.list_polarisation import passage_embeddings
+
+    encoded = []
+
+    class Model:
+        def encode(self, texts, **options):
+            encoded.append(list(texts))
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(retrieval, "load_dense_model", lambda *a, **k: Model())
+    texts = {"a": "one", "b": "three", "c": "seven", "d": "three"}
+    first, _ = passage_embeddings(folder_of(tmp_path, texts), ["b", "a"])
+    np.testing.assert_array_equal(first, [[3, 1], [5, 1]])
+    both, ids = passage_embeddings(folder_of(tmp_path, texts), ["d", "c", "b", "a"])
+    assert encoded == [["one", "three"], ["seven"]]  # "three" of d is b's text, already kept
+    assert ids.tolist() == ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(both, [[3, 1], [5, 1], [5, 1], [5, 1]])
+
+
+def test_passage_embeddings_read_the_folders_embeddings_input(tmp_path, monkeypatch):
+    from rankbias import retrieval
+    from rankbias.analysis.list_polarisation import passage_embeddings
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded although the folder has embeddings")
+
+    monkeypatch.setattr(retrieval, "load_dense_model", no_model)
+    table = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]], dtype=np.float32)
+    np.save(tmp_path / "vectors.npy", table)
+    (tmp_path / "vectors.txt").write_text("c\na\nb\n", encoding="utf-8")
+    data = folder_of(tmp_path, {}, {"embeddings": tmp_path / "vectors.npy"})
+    vectors, docids = passage_embeddings(data, ["b", "c"])
+    assert docids.tolist() == ["b", "c"] and data.asked == []
+    np.testing.assert_array_equal(vectors, [[3.0, 3.0], [1.0, 0.0]])
+    assert vectors.dtype == np.float64
+    with pytest.raises(ValueError) as info:
+        passage_embeddings(data, ["a", "z"])
+    assert str(info.value) == (
+        f"{tmp_path / 'vectors.txt'}: no docid 'z'; expected every ranked document"
+    )
+    (tmp_path / "vectors.txt").write_text("c\na\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"shape \(3, 2\) for 2 docids in vectors.txt"):
+        passage_embeddings(data, ["a"])
+    (tmp_path / "vectors.txt").write_text("c\na\nc\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="vectors.txt: a docid is listed twice"):
+        passage_embeddings(data, ["a"])
+    (tmp_path / "vectors.txt").unlink()
+    with pytest.raises(ValueError, match="no vectors.txt beside it"):
+        passage_embeddings(data, ["a"])
 
 
 def test_duo_per_query_passes_min_docs_and_gathers_every_run():

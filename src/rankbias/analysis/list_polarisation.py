@@ -4,7 +4,10 @@ on its own top ``cutoff`` documents (the book's Conventions page, "Duo")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,20 +27,103 @@ class _DenseModelOnDemand:
     def encode(self, texts, **options):
         from rankbias.retrieval import load_dense_model
 
-        return load_dense_model().encode(texts, **options)
+        with warnings.catch_warnings():  # no tqdm note that Jupyter lacks ipywidgets on stderr
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from transformers.utils import logging as transformers_logging
+
+            shown = transformers_logging.is_progress_bar_enabled()
+            transformers_logging.disable_progress_bar()  # nor a "Loading weights" bar
+            try:
+                model = load_dense_model()
+                return model.encode(texts, **{"show_progress_bar": False, **options})
+            finally:
+                if shown:
+                    transformers_logging.enable_progress_bar()
 
 
-def passage_embeddings(testbed) -> tuple[np.ndarray, pd.Index]:
-    """``(embeddings, docids)`` of the testbed's passages: the dense system's unit vectors
-    (all-MiniLM-L6-v2) from ``<testbed>/cache``, the model loaded only if the cache lacks them."""
-    from rankbias.retrieval import encode_cached
+def passage_embeddings(data, docids: Iterable[str]) -> tuple[np.ndarray, pd.Index]:
+    """``(embeddings, docids)`` of the documents ``docids`` of the dataset ``data``
+    (a :class:`rankbias.dataset.Dataset`), each once, sorted by docid.
 
-    if not hasattr(testbed, "collection"):
-        expected = "a testbed (rankbias.data.wikisample.load_testbed)"
-        raise TypeError(f"testbed: expected {expected}, found {testbed!r:.60}")
-    texts = testbed.collection["text"].tolist()
-    vectors = encode_cached(_DenseModelOnDemand(), texts, testbed.path / "cache", "passages")
-    return np.asarray(vectors, dtype=np.float64), pd.Index(testbed.collection["docid"])
+    With an ``embeddings`` input in the folder (``[files]`` of ``dataset.toml``: an ``.npy``
+    table with its docids, one a line, in the ``.txt`` file of the same name beside it) the
+    rows are read from it, memory-mapped.  Otherwise only these documents' texts are read
+    (``data.texts``) and embedded by the dense system's model (all-MiniLM-L6-v2) as unit
+    vectors, kept under ``<folder>/cache`` by text: the model is loaded only if the cache lacks
+    some of them, and a collection of millions of passages is never embedded whole.
+    """
+    if not all(hasattr(data, name) for name in ("texts", "path", "has")):
+        expected = "a dataset (rankbias.dataset.load_dataset)"
+        raise TypeError(f"data: expected {expected}, found {data!r:.60}")
+    if isinstance(docids, str):
+        raise TypeError(f"docids: expected a list of docids, found the string {docids!r}")
+    wanted = pd.Index(sorted(set(docids)), dtype=object)
+    if data.has("embeddings"):
+        return _stored_embeddings(data.file("embeddings"), wanted), wanted
+    texts = data.texts(wanted).tolist()
+    vectors = _stored_vectors(texts, data.path / "cache")
+    return np.asarray(vectors, dtype=np.float64), wanted
+
+
+def _stored_vectors(texts: list[str], cache_dir: Path) -> np.ndarray:
+    """The unit vectors of ``texts`` from the folder's store of passage vectors
+    (``<cache_dir>/passage-vectors-<model>.npz``: one row per distinct text, keyed by the
+    text's sha256), shared by every chapter; the texts it lacks are encoded, once, and added."""
+    from rankbias.outputs import atomic_open
+    from rankbias.retrieval import DENSE_MODEL
+
+    store = cache_dir / f"passage-vectors-{DENSE_MODEL}.npz"
+    keys = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in texts]
+    known_keys, known = np.empty(0, dtype="<U64"), None
+    if store.exists():
+        with np.load(store) as saved:
+            known_keys, known = saved["keys"], saved["vectors"]
+    positions = pd.Index(known_keys).get_indexer(keys)
+    missing = dict.fromkeys(k for k, p in zip(keys, positions, strict=True) if p < 0)
+    if missing:
+        text_of = dict(zip(keys, texts, strict=True))
+        new = (
+            _DenseModelOnDemand()
+            .encode(
+                [text_of[k] for k in missing],
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+            )
+            .astype(np.float32)
+        )
+        known_keys = np.concatenate([known_keys, np.asarray(list(missing), dtype="<U64")])
+        known = new if known is None else np.concatenate([known, new])
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with atomic_open(store, "wb") as handle:  # a unique temporary file, renamed into place
+            np.savez(handle, keys=known_keys, vectors=known)
+        positions = pd.Index(known_keys).get_indexer(keys)
+    if known is None:  # no texts at all
+        return np.empty((0, 0), dtype=np.float32)
+    return known[positions]
+
+
+def _stored_embeddings(path, wanted: pd.Index) -> np.ndarray:
+    """The rows of the ``.npy`` table ``path`` for the docids ``wanted`` (its docids in the
+    ``.txt`` beside it); a docid without a row is a ValueError naming the file."""
+    listing = path.with_suffix(".txt")
+    if not listing.is_file():
+        raise ValueError(f"{path}: no {listing.name} beside it; expected its docids, one a line")
+    table = np.load(path, mmap_mode="r")
+    stored = pd.Index(listing.read_text("utf-8").split("\n")).str.strip()
+    stored = stored[stored != ""]
+    if not stored.is_unique:
+        raise ValueError(f"{listing}: a docid is listed twice; expected each once")
+    if table.ndim != 2 or len(table) != len(stored):
+        raise ValueError(
+            f"{path}: shape {table.shape} for {len(stored)} docids in {listing.name}; "
+            "expected one row per docid"
+        )
+    positions = stored.get_indexer(wanted)
+    if (positions < 0).any():
+        missing = wanted[int(np.argmax(positions < 0))]
+        raise ValueError(f"{listing}: no docid {missing!r}; expected every ranked document")
+    return np.asarray(table[positions], dtype=np.float64)
 
 
 def list_polarisation(
