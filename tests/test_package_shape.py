@@ -33,8 +33,15 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: gives no Measure, list or module is refused by name (it was skipped without a word) at every
 #: call (the registry was read half filled after the first), a broken plugin is the user's
 #: error (``errors.PluginError``), not "internal error", and an alias must be a lower-case
-#: name; it moves down from here.
-MAX_LINES = 14_440
+#: name, then up by 1,160 (15,600) when the book came to run on any dataset folder: the
+#: folder's reader and checks with its statistics cache (``dataset``, 570 lines), the MS MARCO
+#: folder's builder (``data.msmarco``, 210) and the ``data check``/``data msmarco`` commands
+#: (80), passage vectors kept per folder and text (``analysis.list_polarisation``, 100), the
+#: testbed's manifest (80), the words of computed sentences (``prose``, 60, replacing ten
+#: copies in the chapters) and a section's note where a folder lacks its input.  The 12,000
+#: goal is withdrawn (an independent review: what remains is features, not fat); the ceiling
+#: still says when the package grows, and why.
+MAX_LINES = 15_600
 #: What each layer may import (besides itself, ``errors`` and the layers below those it
 #: names): the arrows of the package's layers.
 ALLOWED = {
