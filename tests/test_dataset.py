@@ -13,7 +13,6 @@ from public_data import PUBLIC
 
 from rankbias import dataset as ds
 from rankbias.collection import read_collection_stats
-from rankbias.data import wikisample
 from rankbias.errors import InputError
 from rankbias.lexicon import default_lexicon
 
@@ -208,7 +207,7 @@ def test_statistics_are_counted_once_and_kept_on_disk(tmp_path):
 
 
 def test_the_embedded_testbed_reads_as_a_dataset():
-    root = wikisample.testbed_dir()
+    root = ds.dataset_dir()
     data = ds.load_dataset(root)
     assert data.systems == ("bm25", "bm25_rm3", "dense", "hybrid", "rerank")
     assert data.label("bm25_rm3") == "BM25 + RM3"
@@ -242,7 +241,7 @@ def test_rankbias_data_check_says_what_the_folder_holds_or_refuses_it(tmp_path):
 
 
 def test_the_test_folders_are_datasets(tmp_path):
-    minimal = ds.load_dataset(minimal_folder(wikisample.testbed_dir(), tmp_path / "minimal"))
+    minimal = ds.load_dataset(minimal_folder(ds.dataset_dir(), tmp_path / "minimal"))
     assert minimal.systems == ("system_a", "system_b", "system_c")
     assert minimal.query_sets["queries"].qids.tolist()[:3] == ["1", "2", "3"]
     assert minimal.judged_sets == ["queries"]
@@ -250,7 +249,7 @@ def test_the_test_folders_are_datasets(tmp_path):
 
 @needs_public
 def test_the_msmarco_folder_is_built_from_the_pinned_files(tmp_path):
-    stand_in = papers_folder(wikisample.testbed_dir(), PUBLIC, tmp_path / "papers")
+    stand_in = papers_folder(ds.dataset_dir(), PUBLIC, tmp_path / "papers")
     done = subprocess.run(
         [
             *RANKBIAS,

@@ -40,8 +40,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: testbed's manifest (80), the words of computed sentences (``prose``, 60, replacing ten
 #: copies in the chapters) and a section's note where a folder lacks its input.  The 12,000
 #: goal is withdrawn (an independent review: what remains is features, not fat); the ceiling
-#: still says when the package grows, and why.
-MAX_LINES = 15_600
+#: still says when the package grows, and why.  Down by 83 (15,517) as the testbed's own
+#: loader went, every reader taking rankbias.dataset's.
+MAX_LINES = 15_517
 #: What each layer may import (besides itself, ``errors`` and the layers below those it
 #: names): the arrows of the package's layers.
 ALLOWED = {

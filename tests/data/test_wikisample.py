@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from rankbias.data import wikisample as ws
+from rankbias.dataset import dataset_dir
 from rankbias.errors import InputError
 from rankbias.runs import read_qrels, read_run
 
@@ -112,15 +113,18 @@ def test_sensitive_queries_are_checked(tmp_path):
         ws.sensitive_queries(passages, gendered, frozenset({"she"}), tok)
 
 
-def test_missing_testbed_says_how_to_build(tmp_path):
+def test_missing_testbed_says_how_to_build(tmp_path, monkeypatch):
+    monkeypatch.delenv("RANKBIAS_DATA", raising=False)
+    monkeypatch.delenv("RANKBIAS_TESTBED", raising=False)
+    monkeypatch.chdir(tmp_path)  # no data/build/wikisample here or above
     with pytest.raises(InputError, match="make data"):
-        ws.testbed_dir(tmp_path)
+        dataset_dir()
 
 
 # ---- the built testbed ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def built():
-    return ws.testbed_dir()
+    return dataset_dir()
 
 
 def test_built_collection_sizes(built):
@@ -171,17 +175,3 @@ def test_built_runs(built):
     bm25, rerank = read_run(built / "runs" / "bm25.run"), read_run(built / "runs" / "rerank.run")
     for q in bm25.qids[:50]:
         assert sorted(bm25.ranked(q)) == sorted(rerank.ranked(q))
-
-
-def test_a_folder_of_your_own_loads(tmp_path):
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "collection.tsv").write_text("d1\tfirst passage\nd2\tsecond passage\n")
-    (tmp_path / "queries.tsv").write_text("q1\tpassage\n")
-    (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n")
-    (tmp_path / "runs" / "mine.run").write_text("q1 Q0 d1 1 2.0 m\nq1 Q0 d2 2 1.0 m\n")
-    (tmp_path / "runs" / "bm25.run").write_text("q1 Q0 d2 1 2.0 b\n")
-    testbed = ws.load_testbed(tmp_path)
-    assert testbed.systems == ("bm25", "mine")
-    assert testbed.passages["source"].tolist() == ["collection", "collection"]
-    assert testbed.queries_sensitive.empty and testbed.manifest == {}
-    assert testbed.run("mine").ranked("q1").tolist() == ["d1", "d2"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bz2
 import json
-import os
 import re
 import shutil
 import time
@@ -32,7 +31,7 @@ from rankbias.errors import InputError
 from rankbias.inputs import sha256_of
 from rankbias.outputs import write_table, write_text
 from rankbias.retrieval import SYSTEMS
-from rankbias.runs import read_qrels, read_run, write_qrels
+from rankbias.runs import write_qrels
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 NEWS_FILE = "lee_background.cor"
@@ -429,85 +428,3 @@ def write_dataset_manifest(out: str | Path) -> Path:
             "",
         ]
     return write_text(Path(out) / "dataset.toml", "\n".join(lines))
-
-
-def testbed_dir(path: str | Path | None = None) -> Path:
-    """The testbed folder: ``path``, else ``$RANKBIAS_TESTBED``, else ``data/build/wikisample``
-    under the current directory or a parent; an error says how to build it when missing."""
-    if path is None:
-        path = os.environ.get("RANKBIAS_TESTBED")
-    if path is not None:
-        found = Path(path)
-    else:
-        here = Path.cwd().resolve()
-        candidates = [p / "data" / "build" / "wikisample" for p in (here, *here.parents)]
-        found = next((c for c in candidates if c.exists()), candidates[0])
-    if not (found / "collection.tsv").exists():
-        raise InputError(
-            f"{found}: no testbed here (collection.tsv missing); expected a folder built by "
-            "`make data` (or `rankbias data build --out DIR`)"
-        )
-    return found
-
-
-@dataclass(frozen=True)
-class Testbed:
-    """A built testbed: collection, query sets, judgements and runs."""
-
-    path: Path
-    collection: pd.DataFrame  # docid, text
-    passages: pd.DataFrame  # docid, source, article, section
-    queries: pd.DataFrame  # qid, query
-    qrels: pd.DataFrame  # qid, docid, relevance
-    queries_sensitive: pd.DataFrame  # qid, query, category
-    qrels_sensitive: pd.DataFrame
-    manifest: dict
-
-    def run(self, system: str):
-        return read_run(self.path / "runs" / f"{system}.run")
-
-    def runs(self) -> dict:
-        return {name: self.run(name) for name in self.systems}
-
-    @property
-    def systems(self) -> tuple[str, ...]:
-        """The testbed's systems in the book's order, then any other run file by name."""
-        found = sorted(p.name.removesuffix(".run") for p in (self.path / "runs").glob("*.run"))
-        return tuple(s for s in SYSTEMS if s in found) + tuple(s for s in found if s not in SYSTEMS)
-
-
-def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
-    return pd.read_csv(
-        path, sep="\t", names=names, dtype=str, quoting=3, keep_default_na=False, header=None
-    )
-
-
-def load_testbed(path: str | Path | None = None) -> Testbed:
-    """Read a built testbed (found by :func:`testbed_dir`): ``collection.tsv``, ``queries.tsv``,
-    ``qrels.txt`` and ``runs/*.run`` are required, so a folder of your own works; without
-    ``passages.tsv`` every source is ``collection``, without the others their tables are empty."""
-    root = testbed_dir(path)
-    collection = _read_tsv(root / "collection.tsv", ["docid", "text"])
-    if (root / "passages.tsv").exists():
-        passages = pd.read_csv(root / "passages.tsv", sep="\t", dtype=str, keep_default_na=False)
-    else:
-        passages = pd.DataFrame(
-            {"docid": collection["docid"], "source": "collection", "article": "", "section": ""}
-        )
-    if (root / "queries_sensitive_meta.tsv").exists():
-        sensitive = pd.read_csv(root / "queries_sensitive_meta.tsv", sep="\t", dtype=str)
-        sensitive_qrels = read_qrels(root / "qrels_sensitive.txt")
-    else:
-        sensitive = pd.DataFrame(columns=["qid", "query", "category"], dtype=str)
-        sensitive_qrels = pd.DataFrame(columns=["qid", "docid", "relevance"])
-    manifest_path = root / "manifest.json"
-    return Testbed(
-        path=root,
-        collection=collection,
-        passages=passages,
-        queries=_read_tsv(root / "queries.tsv", ["qid", "query"]),
-        qrels=read_qrels(root / "qrels.txt"),
-        queries_sensitive=sensitive,
-        qrels_sensitive=sensitive_qrels,
-        manifest=json.loads(manifest_path.read_text()) if manifest_path.exists() else {},
-    )
