@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rankbias.data.msmarco import RUNS
+
 PUBLIC_RUNS = "cpjku_fairness_retrieval_results/runs"
 
 
@@ -30,6 +32,13 @@ def _write_run(frame: pd.DataFrame, path: Path) -> None:
         )
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _read_tsv(path: Path, names: list[str]) -> pd.DataFrame:
+    """A headerless tab-separated file, every field text, nothing read as quotes or NaN."""
+    return pd.read_csv(
+        path, sep="\t", header=None, dtype=str, names=names, quoting=3, keep_default_na=False
+    )
 
 
 def _read_run_frame(path: Path) -> pd.DataFrame:
@@ -56,15 +65,7 @@ def minimal_folder(
     ``depth``, renamed ``system_a`` …"""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(testbed / "collection.tsv", out / "collection.tsv")
-    frame = pd.read_csv(
-        testbed / "queries.tsv",
-        sep="\t",
-        header=None,
-        dtype=str,
-        names=["qid", "query"],
-        quoting=3,
-        keep_default_na=False,
-    )
+    frame = _read_tsv(testbed / "queries.tsv", ["qid", "query"])
     chosen = frame.iloc[:: max(1, len(frame) // queries)].head(queries)
     numbers = {qid: str(i) for i, qid in enumerate(chosen["qid"], 1)}
     chosen.assign(qid=chosen["qid"].map(numbers)).to_csv(
@@ -94,15 +95,7 @@ def minimal_folder(
 
 def _stand_in_text(docids, testbed: Path) -> pd.DataFrame:
     """Each docid given the text of a testbed passage chosen by the docid's hash."""
-    collection = pd.read_csv(
-        testbed / "collection.tsv",
-        sep="\t",
-        header=None,
-        dtype=str,
-        names=["docid", "text"],
-        quoting=3,
-        keep_default_na=False,
-    )
+    collection = _read_tsv(testbed / "collection.tsv", ["docid", "text"])
     texts = collection["text"].to_numpy()
     picks = [int(hashlib.sha256(d.encode()).hexdigest()[:8], 16) % len(texts) for d in docids]
     return pd.DataFrame({"docid": list(docids), "text": texts[picks]})
@@ -157,18 +150,7 @@ def papers_folder(testbed: Path, public: Path, out: Path, *, depth: int = 20) ->
     polar = pd.concat([run[["qid", "docid"]] for run in runs.values()]).drop_duplicates()
     polar = polar.merge(pd.DataFrame({"docid": collection["docid"], "score": score}), on="docid")
     polar.to_csv(out / "polarisation.tsv", sep="\t", index=False)
-    labels = {
-        "BM25": "BM25",
-        "RM3": "BM25 + RM3",
-        "knrm": "KNRM",
-        "conv_knrm": "ConvKNRM",
-        "match_pyramid": "MatchPyramid",
-        "tk": "TK",
-        "bert_L2": "BERT (2 layers)",
-        "bert_L4": "BERT (4 layers)",
-        "advbert_L2": "AdvBERT (2 layers)",
-        "advbert_L4": "AdvBERT (4 layers)",
-    }
+    labels = RUNS  # the rankers' display names, as `rankbias data msmarco` writes them
     lines = [
         'name = "papers-standin"',
         "description = \"The ten rankers of the NFaiRR paper's released runs, over a "
