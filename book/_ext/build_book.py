@@ -51,14 +51,11 @@ def check_data(given: str) -> Path:
     return data.path
 
 
-def build(root: Path, data: Path, out: Path, strict: bool) -> int:
+def sphinx_build(root: Path, out: Path, overrides: dict, strict: bool) -> int:
+    """Jupyter Book's Sphinx set-up with the book's ``_config.yml`` and ``overrides``, into
+    ``out/html`` with its environment in ``out/.doctrees`` (``make chapter`` builds so too)."""
     from jupyter_book.sphinx import build_sphinx
 
-    overrides = {
-        "external_toc_path": str(root / "_toc.yml"),
-        "nb_execution_cache_path": str(out / chapter_cache.Path(chapter_cache.CACHE_DIR).name),
-        "latex_individualpages": False,
-    }
     return build_sphinx(
         root,
         out / "html",
@@ -70,6 +67,15 @@ def build(root: Path, data: Path, out: Path, strict: bool) -> int:
         warningiserror=strict,
         keep_going=strict,
     )
+
+
+def build(root: Path, out: Path, strict: bool) -> int:
+    overrides = {
+        "external_toc_path": str(root / "_toc.yml"),
+        "nb_execution_cache_path": str(out / chapter_cache.Path(chapter_cache.CACHE_DIR).name),
+        "latex_individualpages": False,
+    }
+    return sphinx_build(root, out, overrides, strict)
 
 
 def main(argv: list[str]) -> int:
@@ -84,7 +90,7 @@ def main(argv: list[str]) -> int:
     chapters = chapter_cache.toc_chapters(root)
     stale = chapter_cache.refresh(project, chapters)
     print(chapter_cache.describe(stale, len(chapters), dry_run=False))
-    status = build(root, data, out, strict)
+    status = build(root, out, strict)
     if status != 0:
         print(f"make book: the book on {data} failed", file=sys.stderr)
         return 1

@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+import build_book
 import chapter_cache
 
 OUT = "_build/_chapter"
@@ -66,7 +67,6 @@ def build(
 ) -> tuple[int, Path]:
     """Build ``chapter``'s page; returns Sphinx's exit status and the page's path."""
     import yaml
-    from jupyter_book.sphinx import build_sphinx
 
     name = root_name(root, chapter)
     project = project or chapter_cache.Project.at(root)
@@ -91,17 +91,7 @@ def build(
         "exclude_patterns": excluded,
         "latex_individualpages": False,
     }
-    status = build_sphinx(
-        root,
-        out / "html",
-        doctreedir=out / ".doctrees",
-        noconfig=True,
-        path_config=str(root / "_config.yml"),
-        confoverrides=overrides,
-        builder="html",
-        warningiserror=strict,
-        keep_going=strict,
-    )
+    status = build_book.sphinx_build(root, out, overrides, strict)
     return status, out / "html" / Path(name).with_suffix(".html")
 
 
@@ -116,8 +106,6 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     if data:
         import os
-
-        import build_book
 
         folder = build_book.check_data(data)
         os.environ["RANKBIAS_DATA"] = str(folder)
