@@ -91,24 +91,18 @@ def test_document_stats_by_hand():
         DocStats.concat([])
 
 
-def test_rows_on_parallel_slices(monkeypatch):
-    """Beyond LOOKUP_SLICE docids the lookup runs on slices in threads: the same rows, in the
-    same order, missing docids -1, whatever the slices' boundaries."""
-    import os
-
-    import rankbias.text as text_module
-
+def test_rows_of_many_docids_and_of_each_run():
+    """The same rows, in the same order, missing docids -1, whether the docids are looked up
+    at once or as the runs of one scoring (the chunks of one lookup)."""
     docids = [f"doc{i}" for i in range(50)]
     stats = document_stats(["she"] * 50, LEX, docids=docids)
     rng = np.random.default_rng(11)
     wanted = [docids[i] if i < 50 else f"gone{i}" for i in rng.integers(0, 60, size=997)]
     expected = [int(w[3:]) if w.startswith("doc") else -1 for w in wanted]
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    for slice_size in (1, 3, 250, 10_000):
-        monkeypatch.setattr(text_module, "LOOKUP_SLICE", slice_size)
-        assert stats.rows(wanted).tolist() == expected
-        each = stats.rows_of_each([wanted[:500], wanted[500:]])
-        assert [r.tolist() for r in each] == [expected[:500], expected[500:]]
+    assert stats.rows(wanted).tolist() == expected
+    each = stats.rows_of_each([wanted[:500], wanted[500:]])
+    assert [r.tolist() for r in each] == [expected[:500], expected[500:]]
+    assert {r.dtype for r in each} == {np.dtype(np.int64)}
 
 
 def test_whitespace_stats_by_hand():
@@ -378,3 +372,27 @@ def test_a_matcher_is_built_from_a_lexicon_and_says_so_given_a_mapping():
         "lexicon: expected a rankbias.lexicon.Lexicon (read_word_list, default_lexicon, "
         "Lexicon.from_mapping), found dict"
     )
+
+
+@pytest.mark.parametrize("n_wanted", [0, 1, 7, 49, 50, 51, 400])
+def test_rows_are_the_same_whichever_side_is_hashed(n_wanted):
+    """Fewer docids than the collection are hashed themselves and the collection scanned; as
+    many or more, the collection is hashed: the same rows either way, -1 for a docid the
+    collection lacks (or a null), the first row of a docid the collection repeats."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    docids = [f"doc{i}" for i in range(49)] + ["doc7"]  # doc7 twice: rows 7 and 49
+    stats = document_stats(["she"] * 50, LEX, docids=[f"x{i}" for i in range(50)])
+    stats = dataclasses.replace(stats, docids=np.array(docids, dtype=object))  # as built by hand
+    rng = np.random.default_rng(n_wanted)
+    wanted = [docids[i] if i < 50 else f"gone{i}" for i in rng.integers(0, 60, size=n_wanted)]
+    expected = [int(w[3:]) if w.startswith("doc") else -1 for w in wanted]
+    assert stats.rows(wanted).tolist() == expected
+    assert stats.rows(pa.array(wanted, pa.string())).tolist() == expected
+    half = n_wanted // 2
+    each = stats.rows_of_each([wanted[:half], wanted[half:]])
+    assert [r.tolist() for r in each] == [expected[:half], expected[half:]]
+    with_null = pa.chunked_array([pa.array(["doc7", None]), pa.array(["gone", "doc3"])])
+    assert stats.rows(with_null).tolist() == [7, -1, -1, 3]

@@ -107,9 +107,8 @@ class Block(NamedTuple):
     hashes2: np.ndarray  # a second, independent uint64 hash
 
     def stats(self, matcher: TermMatcher) -> DocStats:
-        """The block as a :class:`DocStats` (docids as Python strings)."""
-        docids = self.docids.to_numpy(zero_copy_only=False).astype(object)
-        return matcher.stats(docids, self.lengths, self.group_counts, self.term_counts)
+        """The block as a :class:`DocStats` (docids kept in Arrow)."""
+        return matcher.stats(self.docids, self.lengths, self.group_counts, self.term_counts)
 
 
 # ---- the per-line reference check ------------------------------------------------------------
@@ -478,8 +477,9 @@ def check_unique(blocks: list[tuple], label: str, docid_at) -> None:
     # memory: 8 bytes per document beside the blocks' 16 (sorted in place, no index array)
     ordered = np.concatenate([b[0] for b in blocks])
     ordered.sort()
-    shared = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    del ordered
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]  # sorted: each value once below
+    shared = repeated[np.concatenate([[True], repeated[1:] != repeated[:-1]])[: len(repeated)]]
+    del ordered  # (np.unique would import numpy.ma, 10 ms of every command's start-up)
     if len(shared) == 0:
         return
     # the rare lines whose first hash is shared: compare both hashes, in line order

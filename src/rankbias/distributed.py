@@ -16,7 +16,6 @@ without workers and a failed task end the command with one message, within the t
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import os
 import sys
@@ -606,13 +605,7 @@ def score_runs_on_dask(
                     needed.append(stats.rows(inputs["background"].docids))
                 rows = np.unique(np.concatenate(needed))
                 rows = rows[rows >= 0]
-                piece_stats = dataclasses.replace(
-                    stats,
-                    docids=stats.docids[rows],
-                    lengths=stats.lengths[rows],
-                    group_counts=stats.group_counts[rows],
-                    term_counts=None if stats.term_counts is None else stats.term_counts[rows],
-                )
+                piece_stats = stats.take(rows)
             inputs["aggregates"] = aggregates
             calls.append((piece, piece_stats, levels[level], cutoffs, inputs))
             parts.append((run_index, level))

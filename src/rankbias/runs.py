@@ -26,6 +26,8 @@ from rankbias.errors import (
     located,
 )
 from rankbias.inputs import DECIMAL, Source, iter_lines, read_bytes, refuse_inner_bom, source_name
+from rankbias.text import DocidField, in_arrow
+from rankbias.text import arrow_docids as arrow_docids  # a run's, for its callers
 
 __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 
@@ -34,24 +36,34 @@ __all__ = ["Run", "read_run", "write_run", "read_qrels", "write_qrels"]
 class Run:
     """A ranked list per query: ``qids`` ascending (string order); the list of query ``i`` is
     rows ``offsets[i]:offsets[i + 1]`` of ``docids`` and ``scores`` (``float64``).  ``name``
-    (default: the file's stem) is the ``run`` column of tidy tables."""
+    (default: the file's stem) is the ``run`` column of tidy tables.  ``docids`` may be given
+    as an Arrow string array: it is made an object array of ``str`` when first read."""
 
     name: str
     qids: np.ndarray
     offsets: np.ndarray
-    docids: np.ndarray
+    docids: np.ndarray = DocidField()
     scores: np.ndarray
 
     def __post_init__(self) -> None:
         for name in ("qids", "offsets", "docids", "scores"):
-            expect_type(
-                getattr(self, name), name, np.ndarray, "an array (Run.from_frame builds them)"
-            )
-        n = len(self.qids)
+            value = self.__dict__[name]  # docids as given, not made Python strings
+            if not (name == "docids" and in_arrow(value)):
+                expect_type(value, name, np.ndarray, "an array (Run.from_frame builds them)")
+        n, n_docids = len(self.qids), len(self.__dict__["docids"])
         if self.offsets.shape != (n + 1,):
             raise ValueError(f"offsets must have shape ({n + 1},), found {self.offsets.shape}")
-        if len(self.docids) != len(self.scores) or self.offsets[-1] != len(self.docids):
+        if n_docids != len(self.scores) or self.offsets[-1] != n_docids:
             raise ValueError("docids, scores and offsets[-1] must agree in length")
+
+    def _docids_where(self, keep: np.ndarray):
+        """``docids[keep]`` (a boolean mask), still in Arrow if the run holds them so."""
+        docids = self.__dict__["docids"]
+        if not in_arrow(docids):
+            return docids[keep]
+        import pyarrow as pa
+
+        return docids.filter(pa.array(keep))
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -147,7 +159,7 @@ class Run:
         k = expect_count(k, "cutoff")
         keep = self.ranks() <= k
         offsets = _offsets(np.minimum(self.list_lengths, k))
-        return Run(self.name, self.qids, offsets, self.docids[keep], self.scores[keep])
+        return Run(self.name, self.qids, offsets, self._docids_where(keep), self.scores[keep])
 
     def restrict(self, qids) -> Run:
         """The run on a subset of its queries (queries it lacks are simply absent)."""
@@ -161,7 +173,8 @@ class Run:
         wanted = np.isin(self.qids, np.asarray(qids, dtype=object))
         rows = np.repeat(wanted, self.list_lengths)
         offsets = _offsets(self.list_lengths[wanted])
-        return Run(self.name, self.qids[wanted], offsets, self.docids[rows], self.scores[rows])
+        docids = self._docids_where(rows)
+        return Run(self.name, self.qids[wanted], offsets, docids, self.scores[rows])
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy table ``qid, docid, rank, score`` in ranked order."""
@@ -359,6 +372,7 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
         docid = table["docid"].combine_chunks()
     except (pa.ArrowException, ValueError, OverflowError):
         return None
+    del table  # the columns left are all that is kept: the others' memory goes now
     if _pairs_may_repeat(q_codes, docid) or _repeats(q_codes, rank):
         return None
     if order == "score":
@@ -366,21 +380,7 @@ def _read_run_fast(data: bytes, name: str, order: str) -> Run | None:
     else:
         rows = np.argsort(q_codes, kind="stable")  # queries grouped, line order kept
     offsets = _offsets(np.bincount(q_codes, minlength=len(qids)))
-    ordered = docid.take(pa.array(rows))
-    run = Run(name, qids, offsets, ordered.to_numpy(zero_copy_only=False), score[rows])
-    object.__setattr__(run, "_arrow", (run.docids, ordered))  # see arrow_docids
-    return run
-
-
-def arrow_docids(run: Run):
-    """The run's docids as an Arrow string array: the one :func:`read_run` read (only while
-    ``run.docids`` is the array it made), else converted."""
-    import pyarrow as pa
-
-    kept = run.__dict__.get("_arrow")
-    if kept is not None and kept[0] is run.docids:
-        return kept[1]
-    return pa.array(run.docids, type=pa.string())
+    return Run(name, qids, offsets, docid.take(pa.array(rows)), score[rows])
 
 
 def _fields(line: str, where: str, lineno: int, names: tuple[str, ...]) -> list[str]:

@@ -31,8 +31,8 @@ from rankbias.errors import (
 )
 from rankbias.metrics.measures import Input, MeasureRequest, parse_measure
 from rankbias.metrics.ranked import pad_lists
-from rankbias.runs import Run, arrow_docids
-from rankbias.text import DocStats
+from rankbias.runs import Run
+from rankbias.text import DocStats, arrow_docids
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -215,7 +215,7 @@ def _ranked_rows(
 ) -> tuple[np.ndarray, int]:
     """``(n_queries, width)`` collection rows (``-1`` = padding or missing) and the number of
     missing documents over the whole run (not only the part the cut-offs read)."""
-    rows = stats.rows(run.docids) if known_rows is None else known_rows
+    rows = stats.rows(arrow_docids(run)) if known_rows is None else known_rows
     absent = np.flatnonzero(rows < 0)
     if len(absent) and missing == "error":
         ids = pd.unique(run.docids[absent])
@@ -229,9 +229,16 @@ def _ranked_rows(
 
 
 def _gather(per_doc: np.ndarray, rows: np.ndarray, absent_value) -> np.ndarray:
-    """Per-document values at the given rows; row ``-1`` (missing/padding) gets ``absent_value``."""
-    extended = np.concatenate([per_doc, np.full((1,) + per_doc.shape[1:], absent_value)], axis=0)
-    return extended[rows]
+    """Per-document values at the given rows; row ``-1`` (missing/padding) gets ``absent_value``
+    (in the type both share). Only the gathered rows are copied, never ``per_doc`` (one row
+    per document of the collection)."""
+    absent = rows < 0
+    dtype = np.result_type(per_doc.dtype, np.full(1, absent_value).dtype)
+    if not len(per_doc):  # an empty collection: every row is absent
+        return np.full(rows.shape + per_doc.shape[1:], absent_value, dtype=dtype)
+    out = per_doc.take(np.where(absent, 0, rows), axis=0).astype(dtype, copy=False)
+    out[absent] = absent_value
+    return out
 
 
 class RankedInputs:

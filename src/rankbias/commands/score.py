@@ -229,7 +229,7 @@ def _check_inputs(args, requests) -> None:
         named[name] = path
 
 
-def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = None):
+def on_daemon_thread(function, name: str):
     """A :class:`~concurrent.futures.Future` of ``function()`` run on a daemon thread.  A read
     that blocks for ever (a FIFO nobody writes to) then never keeps the command from ending: the
     first SIGTERM or Ctrl-C ends it, where a thread pool would be joined first, and wait with it."""
@@ -239,8 +239,7 @@ def on_daemon_thread(function, name: str, limit: threading.Semaphore | None = No
 
     def run() -> None:
         try:
-            with limit or contextlib.nullcontext():
-                future.set_result(function())
+            future.set_result(function())
         except BaseException as exc:  # raised on the caller's thread
             future.set_exception(exc)
 
@@ -263,17 +262,16 @@ def finished(future):
     return future
 
 
-def read_runs(paths, order: str, workers: int | None) -> list:
-    """The run files, read on up to ``workers`` threads (Arrow parses and sorts without the
-    global interpreter lock); the first bad file in command-line order is the one reported."""
+def read_runs(paths, order: str) -> list:
+    """The run files, read one after the other on one thread (Arrow's reader parses on every
+    core): one file's text and table in memory at a time, and the first bad file in
+    command-line order is the one reported."""
     from rankbias.runs import read_run
 
-    limit = threading.Semaphore(min(len(paths), workers or os.cpu_count() or 1))
-    reads = [
-        on_daemon_thread(lambda path=path: read_run(path, order=order), "rankbias-read", limit)
-        for path in paths
-    ]
-    return [finished(read).result() for read in reads]
+    reading = on_daemon_thread(
+        lambda: [read_run(path, order=order) for path in paths], "rankbias-read"
+    )
+    return finished(reading).result()
 
 
 def _read_with_statistics(read_inputs, statistics):
@@ -318,7 +316,7 @@ def run_score(args) -> int:
         warn_unmatchable(lexicon, args.tokenizer)
 
     def read_inputs():
-        runs = read_runs(args.run, args.order, args.workers)
+        runs = read_runs(args.run, args.order)
         if background_file is None:
             return runs, "collection"
         background = read_run(background_file, order=args.order)
