@@ -19,8 +19,8 @@ import scipy.sparse as sp
 
 from rankbias.errors import InputError, expect_count, expect_items, expect_type
 from rankbias.lexicon import Lexicon, subsample
-from rankbias.runs import Run
-from rankbias.scoring import DEFAULT_MEASURES, score_runs
+from rankbias.runs import Run, arrow_docids
+from rankbias.scoring import DEFAULT_MEASURES, collection_aggregates, plan_measures, score_runs
 from rankbias.text import DocStats
 
 __all__ = [
@@ -47,47 +47,71 @@ def subsample_stats(stats: DocStats, lexicon: Lexicon) -> DocStats:
     ``stats`` lacks or puts in another group."""
     expect_type(stats, "stats", DocStats, "the DocStats of a collection")
     expect_type(lexicon, "lexicon", Lexicon, "a Lexicon (a sub-list of the statistics' terms)")
-    if stats.term_counts is None:
-        raise InputError(
-            "the statistics have no per-term counts; compute them with per_term=True "
-            "(rankbias.text.document_stats / read_collection_stats) to subsample the word list"
+    return _Columns(stats).stats_of(lexicon)
+
+
+class _Columns:
+    """The per-term counts of ``stats`` by column, converted once: every sub-list's statistics
+    are a column selection from them (a study of many sub-lists converts the matrix once)."""
+
+    def __init__(self, stats: DocStats) -> None:
+        expect_type(stats, "stats", DocStats, "the DocStats of a collection")
+        if stats.term_counts is None:
+            raise InputError(
+                "the statistics have no per-term counts; compute them with per_term=True "
+                "(rankbias.text.document_stats / read_collection_stats) to subsample the word list"
+            )
+        self.stats = stats
+        self.by_column = sp.csc_matrix(stats.term_counts)
+        self.column = {t: j for j, t in enumerate(stats.terms)}
+
+    def select(self, lexicon: Lexicon) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+        """``(tf of the kept terms by column, their groups, M_g(d) per document and group)``."""
+        stats = self.stats
+        expect_type(lexicon, "lexicon", Lexicon, "a Lexicon (a sub-list of the statistics' terms)")
+        if tuple(lexicon.groups) != tuple(stats.groups):
+            raise InputError(
+                f"the word list has groups {list(lexicon.groups)}, the statistics "
+                f"{list(stats.groups)}; expected the same groups in the same order"
+            )
+        unknown = [t for t in lexicon.terms if t not in self.column]
+        if unknown:
+            raise InputError(
+                f"{len(unknown)} term(s) of the word list are not columns of the statistics, e.g. "
+                f"{unknown[:5]}; expected a sub-list of the terms the statistics were computed with"
+            )
+        kept = np.array([self.column[t] for t in lexicon.terms], dtype=np.int64)
+        group_of = np.asarray(stats.term_group)[kept]
+        moved = np.flatnonzero(group_of != lexicon.group_index())
+        if len(moved):
+            t = lexicon.terms[moved[0]]
+            raise InputError(
+                f"term {t!r} is in group {lexicon.term_to_group[t]!r} in the word list but in "
+                f"another group, {stats.groups[group_of[moved[0]]]!r}, in the statistics; "
+                "expected the same group"
+            )
+        counts = self.by_column[:, kept]
+        n_docs, n_groups = counts.shape[0], len(stats.groups)
+        group_counts = np.zeros((n_docs, n_groups), dtype=np.int64)
+        group_of_entry = np.repeat(group_of, np.diff(counts.indptr))
+        for g in range(n_groups):  # M_g(d): the counts of the group's kept terms, summed
+            mine = group_of_entry == g
+            group_counts[:, g] = np.bincount(
+                counts.indices[mine], weights=counts.data[mine], minlength=n_docs
+            )
+        return counts, group_of, group_counts
+
+    def stats_of(self, lexicon: Lexicon, row_major: bool = True) -> DocStats:
+        """The statistics of the sub-list ``lexicon`` (``term_counts`` by column unless
+        ``row_major``, which costs a conversion of the whole matrix)."""
+        counts, group_of, group_counts = self.select(lexicon)
+        return dataclasses.replace(
+            self.stats,
+            group_counts=group_counts,
+            terms=tuple(lexicon.terms),
+            term_group=group_of,
+            term_counts=counts.tocsr() if row_major else counts,
         )
-    if tuple(lexicon.groups) != tuple(stats.groups):
-        raise InputError(
-            f"the word list has groups {list(lexicon.groups)}, the statistics "
-            f"{list(stats.groups)}; expected the same groups in the same order"
-        )
-    column = {t: j for j, t in enumerate(stats.terms)}
-    kept_terms = lexicon.terms
-    unknown = [t for t in kept_terms if t not in column]
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} term(s) of the word list are not columns of the statistics, e.g. "
-            f"{unknown[:5]}; expected a sub-list of the terms the statistics were computed with"
-        )
-    kept = np.array([column[t] for t in kept_terms])
-    group_of = np.asarray(stats.term_group)[kept]
-    moved = np.flatnonzero(group_of != lexicon.group_index())
-    if len(moved):
-        t = kept_terms[moved[0]]
-        raise InputError(
-            f"term {t!r} is in group {lexicon.term_to_group[t]!r} in the word list but in "
-            f"another group, {stats.groups[group_of[moved[0]]]!r}, in the statistics; expected "
-            "the same group"
-        )
-    counts = stats.term_counts.tocsc()[:, kept].tocsr()
-    indicator = sp.csr_matrix(
-        (np.ones(len(kept), dtype=np.int64), (np.arange(len(kept)), group_of)),
-        shape=(len(kept), len(stats.groups)),
-    )
-    group_counts = (counts @ indicator).toarray()
-    return dataclasses.replace(
-        stats,
-        group_counts=group_counts,
-        terms=tuple(kept_terms),
-        term_group=group_of,
-        term_counts=counts,
-    )
 
 
 def subsampling_study(
@@ -118,9 +142,19 @@ def subsampling_study(
     bad = [f for f in fractions if not 0.0 < f <= 1.0]
     if bad or not fractions:
         raise ValueError(f"fractions must be in (0, 1], found {fractions}")
-    full = score_runs(runs, subsample_stats(stats, lexicon), metrics, cutoffs, **options)
+    columns = _Columns(stats)
+    full = score_runs(runs, columns.stats_of(lexicon), metrics, cutoffs, **options)
     width = max(int(k) for k in cutoffs)
     cut_runs = [run.cut(width) for run in runs]
+    # Each sub-list is scored on the rows the runs read (their documents and background),
+    # with what a measure needs of the whole collection (its aggregate) computed on all rows:
+    # the same values as scoring the whole collection, without a lookup of every document.
+    plan = plan_measures(metrics, cutoffs)
+    read = [arrow_docids(run) for run in cut_runs]
+    if isinstance(options.get("background"), Run):
+        read.append(arrow_docids(options["background"]))
+    rows = np.unique(np.concatenate([np.empty(0, np.int64), *stats.rows_of_each(read)]))
+    ranked = _Columns(stats.take(rows[rows >= 0]))
     layout = {c: pd.Categorical(full[c].to_numpy()) for c in ("run", "qid", "metric", "cutoff")}
     values, labels, undefined, kept = [], [], {}, {}
     for fraction in fractions:
@@ -130,8 +164,14 @@ def subsampling_study(
                     sub = subsample(lexicon, fraction, seed, stratified)
                 except InputError as error:
                     raise InputError(f"fraction {fraction}, seed {seed}: {error}") from None
+                whole = columns.stats_of(sub, row_major=False)
                 scored = score_runs(
-                    cut_runs, subsample_stats(stats, sub), metrics, cutoffs, **options
+                    cut_runs,
+                    ranked.stats_of(sub),
+                    metrics,
+                    cutoffs,
+                    aggregates=collection_aggregates(plan, whole),
+                    **options,
                 )
                 if len(scored) != len(full):
                     raise AssertionError("score_runs changed its row layout between sub-lists")
@@ -171,11 +211,12 @@ def subsample_coverage(
     seeds = [expect_count(s, "seeds", 0) for s in expect_items(seeds, "seeds", "a list of seeds")]
     fractions = expect_items(fractions, "fractions", "a list of fractions")
     full = stats.group_counts.sum(axis=0)
+    columns = _Columns(stats)
     rows = []
     for fraction in fractions:
         for seed in seeds:
             sub = subsample(lexicon, fraction, seed, stratified=stratified)
-            counts = subsample_stats(stats, sub).group_counts
+            counts = columns.select(sub)[2]
             for j, group in enumerate(stats.groups):
                 kept = int(counts[:, j].sum())
                 share = kept / full[j] if full[j] else np.nan
