@@ -206,6 +206,40 @@ def test_statistics_are_counted_once_and_kept_on_disk(tmp_path):
     assert changed.group_counts.tolist() == [[4, 0]]  # her, sister, her, mother
 
 
+def test_texts_are_read_once_per_folder_and_kept_on_disk(tmp_path, monkeypatch):
+    """The first call reads the collection once for the runs' documents and the docids asked
+    for; later calls (a new process too) take them from the folder's store, and read the
+    collection again only for a docid the store lacks."""
+    import rankbias.collection as collection
+
+    root = write_folder(tmp_path / "f", {"a": "1 Q0 d2 1 2.0 x\n2 Q0 d1 1 1.0 x\n"})
+    reads = []
+    real = collection.iter_documents
+
+    def counted(source):
+        reads.append(source)
+        return real(source)
+
+    monkeypatch.setattr(collection, "iter_documents", counted)
+    assert ds.load_dataset(root).texts(["d1"]).tolist() == [
+        "She studied physics at the university."
+    ]
+    assert len(reads) == 1 and len(list((root / "cache").glob("texts-*.parquet"))) == 1
+    ds._MEMORY.clear()  # as in a new process
+    again = ds.load_dataset(root).texts(["d2", "d1"])  # d2 is ranked: read with d1 the first time
+    assert again.index.tolist() == ["d2", "d1"] and len(reads) == 1
+    assert again["d2"] == "He played football for the town."
+    assert ds.load_dataset(root).texts(["d3"]).tolist() == ["The river floods every spring."]
+    assert len(reads) == 2  # an unranked docid: one more read, kept too
+    ds._MEMORY.clear()
+    assert ds.load_dataset(root).texts(["d3", "d2"]).tolist()[0].startswith("The river")
+    assert len(reads) == 2
+    with pytest.raises(InputError, match="no document 'd9'"):
+        ds.load_dataset(root).texts(["d9"])
+    (root / "collection.tsv").write_text("d1\tAnother text.\n")  # a changed file: read again
+    assert ds.load_dataset(root, check_runs=False).texts(["d1"]).tolist() == ["Another text."]
+
+
 def test_the_embedded_testbed_reads_as_a_dataset():
     root = ds.dataset_dir()
     data = ds.load_dataset(root)

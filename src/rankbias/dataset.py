@@ -218,29 +218,29 @@ class Dataset:
         return pd.read_csv(self.metadata_file, sep="\t", dtype=str, keep_default_na=False)
 
     def texts(self, docids) -> pd.Series:
-        """The text of each docid asked for (a Series indexed by docid, in the order asked),
-        read in one pass over the collection; a docid the collection lacks is an error."""
+        """The text of each docid asked for (a Series indexed by docid, in the order asked); a
+        docid the collection lacks is an error.  A large collection is read once per folder:
+        the texts of every run's first :data:`TEXT_DEPTH` documents, and of any other docid
+        asked for, are kept in ``<folder>/cache/texts-*.parquet`` for every later call and
+        chapter."""
         wanted = list(dict.fromkeys(docids))
         if "collection" in self.__dict__:
             found = self.collection.set_index("docid")["text"]
         else:
-            from rankbias.collection import iter_documents
-
-            keep = set(wanted)
-            found = pd.Series(
-                {
-                    docid: text
-                    for docid, text in iter_documents(self.collection_file)
-                    if docid in keep
-                },
-                dtype=object,
-            )
+            found = _cached_texts(self.collection_file, wanted, self._ranked_docids)
         if missing := [d for d in wanted if d not in found.index]:
             raise InputError(
                 f"{self.collection_file}: no document {missing[0]!r} ({len(missing)} docid(s) "
                 "missing); expected every ranked document in the collection"
             )
         return found.loc[wanted]
+
+    def _ranked_docids(self) -> set[str]:
+        """The docids of every run's first :data:`TEXT_DEPTH` documents of each query."""
+        ranked: set[str] = set()
+        for run in self.runs().values():
+            ranked.update(run.cut(TEXT_DEPTH).docids)
+        return ranked
 
     # ---- word lists and statistics -----------------------------------------------------------
     def lexicon(self, name: str | None = None):
@@ -547,20 +547,72 @@ def _read_collection(path: Path) -> pd.DataFrame:
 
 
 _MEMORY: dict[str, object] = {}
+#: the depth of every run whose documents' texts :meth:`Dataset.texts` keeps (the chapters
+#: show and embed lists to rank 20 at most)
+TEXT_DEPTH = 20
+
+
+def _cached_texts(collection: Path, wanted: list[str], ranked) -> pd.Series:
+    """Texts by docid from the folder's store, read from the collection (once for the runs'
+    documents, ``ranked()``, and again only for a docid the store lacks)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rankbias.collection import iter_documents
+    from rankbias.outputs import atomic_open
+
+    info = collection.stat()
+    text = f"{collection.resolve()}|{info.st_size}|{info.st_mtime_ns}|texts"
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+    store = collection.parent / "cache" / f"texts-{key}.parquet"
+    found = _MEMORY.get(key)
+    if found is None and store.exists():
+        table = pq.read_table(store)
+        found = pd.Series(table["text"].to_pylist(), index=table["docid"].to_pylist(), dtype=object)
+    if found is None:
+        found = pd.Series(dtype=object)
+    missing = set(wanted) - set(found.index)
+    if missing:
+        keep = missing | (set() if len(found) else ranked())
+        read = {docid: text for docid, text in iter_documents(collection) if docid in keep}
+        found = pd.concat([found, pd.Series(read, dtype=object)])
+        try:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            table = pa.table({"docid": list(found.index), "text": list(found.to_numpy())})
+            with atomic_open(store, "wb") as handle:
+                pq.write_table(table, handle)
+        except OSError as exc:  # a folder we may not write: the texts stay in memory
+            import warnings
+
+            warnings.warn(
+                f"{store}: texts not cached ({exc.strerror}); they are read again in the next "
+                "process",
+                stacklevel=3,
+            )
+    _MEMORY[key] = found
+    return found
 
 
 def _stats_key(collection: Path, lexicon, per_term: bool) -> str:
     info = collection.stat()
     terms = json.dumps(sorted(lexicon.term_to_group.items()) + [list(lexicon.groups)])
-    text = f"{collection.resolve()}|{info.st_size}|{info.st_mtime_ns}|{terms}|{per_term}"
+    text = f"{collection.resolve()}|{info.st_size}|{info.st_mtime_ns}|{terms}|{per_term}|v2"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
 def _save_stats(path: Path, stats) -> None:
-    from rankbias.outputs import atomic_open
+    import pyarrow as pa
 
+    from rankbias.outputs import atomic_open
+    from rankbias.text import arrow_docids
+
+    docids = arrow_docids(stats).cast(pa.large_string())  # as UTF-8 bytes and offsets
+    offsets = np.frombuffer(docids.buffers()[1], dtype=np.int64)[
+        docids.offset : docids.offset + len(docids) + 1
+    ]
     arrays = {
-        "docids": np.asarray(stats.docids, dtype=str),
+        "docid_bytes": np.frombuffer(docids.buffers()[2], np.uint8)[offsets[0] : offsets[-1]],
+        "docid_offsets": offsets - offsets[0],
         "lengths": stats.lengths,
         "group_counts": stats.group_counts,
         "groups": np.asarray(stats.groups, dtype=str),
@@ -582,11 +634,16 @@ def _save_stats(path: Path, stats) -> None:
 
 
 def _load_stats(path: Path):
+    import pyarrow as pa
     import scipy.sparse as sp
 
     from rankbias.text import DocStats
 
     with np.load(path, allow_pickle=False) as raw:
+        offsets = raw["docid_offsets"]
+        docids = pa.LargeStringArray.from_buffers(
+            len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(raw["docid_bytes"])
+        ).cast(pa.string())  # the collection's docids, made Python strings only if read
         counts = None
         if "tc_data" in raw:
             counts = sp.csr_matrix(
@@ -594,7 +651,7 @@ def _load_stats(path: Path):
                 shape=tuple(int(n) for n in raw["tc_shape"]),
             )
         return DocStats(
-            docids=raw["docids"].astype(object),
+            docids=docids,
             lengths=raw["lengths"],
             group_counts=raw["group_counts"],
             groups=tuple(str(g) for g in raw["groups"]),
