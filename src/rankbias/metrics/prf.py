@@ -310,8 +310,10 @@ def _system_kernel(inputs, cutoffs, score_normalisation, female, male, ddof=None
             continue
         male_values = _group_values(table, "nprf", "m")
         female_values = _group_values(table, "nprf", "f")
-        if min(male_values.size, female_values.size) <= (ddof if statistic == "ts" else 0):
-            continue  # undefined: too few queries of a group (NaN, counted by the scorer)
+        # undefined (NaN, counted by the scorer): a group without queries; for TS also a group
+        # of one query, whose variance is 0 whatever its value (or of no more than ddof)
+        if min(male_values.size, female_values.size) <= (max(ddof, 1) if statistic == "ts" else 0):
+            continue
         if statistic == "pd":
             out[j] = pairwise_difference(male_values, female_values)
         else:
@@ -354,7 +356,8 @@ for _name, _display, _definition, _reference, _extra in (
     (
         "ts",
         "TS",
-        "TS@k = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f) of the per-query nPRF values",
+        "TS@k = (μ_m − μ_f)² / (var_m/n_m + var_f/n_f) of the per-query nPRF values "
+        "(NaN when a group has fewer than two queries)",
         "li2022debiasing §3.2.2 (standard form of the printed statistic)",
         (DDOF,),
     ),
