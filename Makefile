@@ -128,7 +128,8 @@ book-any-data: $(FOLDERS)/.complete
 test: lint pytest book-strict book-any-data browser-test
 
 # ---- benchmarks --------------------------------------------------------------------------
-bench: $(STAMP)
+# BENCH=name runs one (bench/run.py lists them); book_bench needs the testbed's words.
+bench: data
 	$(PY) bench/run.py $(BENCH)
 
 clean:

@@ -22,6 +22,7 @@ BENCHMARKS = (
     "unicode_bench",
     "cluster_bench",
     "duo_bench",
+    "book_bench",  # last: half an hour (the whole book on a folder of MS MARCO's size)
 )
 
 

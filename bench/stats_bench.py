@@ -128,7 +128,7 @@ def timed(argv: list[str], env: dict | None = None, stdout=None) -> dict:
     ``exec``).  Without GNU ``time`` the figure is ``os.wait4``'s, marked ``≥``.
     """
     exact_rss = GNU_TIME.exists()
-    command = [str(GNU_TIME), "-f", "RSS_KB=%M", *argv] if exact_rss else argv
+    command = [str(GNU_TIME), "-f", "RSS_KB=%M CPU_S=%U %S", *argv] if exact_rss else argv
     started = time.perf_counter()
     sink = stdout if stdout is not None else subprocess.DEVNULL
     with tempfile.TemporaryFile() as errors:
@@ -140,10 +140,25 @@ def timed(argv: list[str], env: dict | None = None, stdout=None) -> dict:
         message = errors.read().decode(errors="replace")
     if process.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)} failed ({process.returncode}):\n{message}")
-    rss_kb = usage.ru_maxrss
+    rss_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     if exact_rss:
         rss_kb = int(message.rsplit("RSS_KB=", 1)[1].split()[0])
-    return {"seconds": seconds, "rss_mib": rss_kb / 1024, "rss_exact": exact_rss}
+        cpu = sum(float(x) for x in message.rsplit("CPU_S=", 1)[1].split()[:2])
+    return {"seconds": seconds, "rss_mib": rss_kb / 1024, "rss_exact": exact_rss, "cpu": cpu}
+
+
+def machine() -> str:
+    """The processor, Python and NumPy: the released loop's speed is the interpreter's (on
+    2026-11-23 the same loop over the same file took 39.2 s, on 2026-12-06 27.1-29.2 s)."""
+    import platform
+
+    model = "unknown processor"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            model = next(line.split(":", 1)[1].strip() for line in handle if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return f"{model}; Python {platform.python_version()}, NumPy {np.__version__}"
 
 
 def _own_rss_mib() -> float:
@@ -196,15 +211,15 @@ def row(label: str, report: dict, n_docs: int, size_mb: float, reference: float 
     ratio = f"{reference / seconds:6.1f}x" if reference else "     - "
     rss = f"{'' if report['rss_exact'] else '≥'}{report['rss_mib']:7.0f}"
     return (
-        f"  {label:<44} {seconds:8.2f} s {n_docs / seconds:12,.0f} docs/s "
-        f"{size_mb / seconds:8.0f} MB/s {ratio}  {rss} MiB"
+        f"  {label:<44} {seconds:8.2f} s {report['cpu']:7.2f} cpu-s {n_docs / seconds:11,.0f} "
+        f"docs/s {size_mb / seconds:6.0f} MB/s {ratio}  {rss} MiB"
     )
 
 
 def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) -> None:
     size_mb = path.stat().st_size / 1e6
     print(f"\n{n_docs:,} passages, {size_mb:,.0f} MB ({path.name})")
-    print(f"  {'':<44} {'wall':>10} {'':>19} {'':>13} {'vs released':>7}  peak RSS*")
+    print(f"  {'':<44} {'wall':>10} {'CPU':>9} {'':>18} {'':>11} {'vs released':>7}  peak RSS*")
     work = Path(tempfile.mkdtemp(prefix="stats-bench-", dir=OUT))
     try:
         argv, released_label = released_argv(path, terms, work / "released.tsv")
@@ -220,7 +235,7 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
         ]
         if first:
             runs.append(("rankbias stats, empty kernel cache", workers, "default", "cold"))
-        results = {}
+        results, results_seconds = {}, {}
         for label, n_workers, tokenizer, mode in runs:
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
@@ -229,8 +244,14 @@ def bench_size(n_docs: int, path: Path, terms: Path, workers: int, first: bool) 
             out = work / f"{tokenizer}-{n_workers}-{mode}.parquet"
             report = timed(stats_argv(path, terms, out, n_workers, tokenizer), env=env)
             results[(tokenizer, n_workers, mode)] = out
+            results_seconds[(tokenizer, n_workers, mode)] = report["seconds"]
             print(row(label, report, n_docs, size_mb, released["seconds"]), flush=True)
         awk_words = int((work / "awk.txt").read_text().split()[0])
+        ours = results_seconds[("default", workers, None)]
+        print(
+            f"  rankbias stats ({workers} threads) takes {ours / awk['seconds']:.2f}x awk's time "
+            "(awk: a machine-neutral reference; the released loop's speed is the interpreter's)"
+        )
         load = os.getloadavg()[0]
         print(
             f"  (awk counted {awk_words:,} fields; load average now {load:.1f} on "
@@ -284,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     terms = (args.terms or find_wordlist()).resolve()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     files = collections(sizes, terms, args.words)
-    print(f"word list: {terms.name}; {os.cpu_count()} cores; load average "
+    print(f"word list: {terms.name}; {os.cpu_count()} cores ({machine()}); load average "
           f"{os.getloadavg()[0]:.1f} at the start")  # fmt: skip
     for i, n_docs in enumerate(sizes):
         bench_size(n_docs, files[n_docs], terms, args.workers, first=i == 0)
