@@ -314,3 +314,24 @@ def test_the_msmarco_folder_is_built_from_the_pinned_files(tmp_path):
     assert "qrels: none asked for" in done.stdout
     shutil.rmtree(tmp_path / "papers")  # the collection is linked, not copied
     assert (tmp_path / "msmarco" / "collection.tsv").is_symlink()
+
+
+def test_a_folder_that_cannot_be_written_keeps_its_texts_and_counts_in_memory(
+    tmp_path, monkeypatch
+):
+    """Neither cache can be written: each says so in one warning naming the file, and the
+    values are those of the collection."""
+    import rankbias.outputs as outputs
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(outputs, "atomic_open", refuse)
+    data = ds.load_dataset(write_folder(tmp_path / "f", {"a": RUN}))
+    with pytest.warns(UserWarning, match=r"texts-\w+\.parquet: texts not cached \(Permission"):
+        assert data.texts(["d2"]).tolist() == ["He played football for the town."]
+    with pytest.warns(UserWarning, match=r"\.npz: statistics not cached .* counted again"):
+        assert data.stats().group_counts.tolist() == [[1, 0], [0, 1], [0, 0]]
+    assert not (tmp_path / "f" / "cache").exists() or not any(
+        (tmp_path / "f" / "cache").rglob("*.*")
+    )

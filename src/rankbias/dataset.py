@@ -559,11 +559,8 @@ def _cached_texts(collection: Path, wanted: list[str], ranked) -> pd.Series:
     import pyarrow.parquet as pq
 
     from rankbias.collection import iter_documents
-    from rankbias.outputs import atomic_open
 
-    info = collection.stat()
-    text = f"{collection.resolve()}|{info.st_size}|{info.st_mtime_ns}|texts"
-    key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+    key = _collection_key(collection, "texts")
     store = collection.parent / "cache" / f"texts-{key}.parquet"
     found = _MEMORY.get(key)
     if found is None and store.exists():
@@ -576,34 +573,47 @@ def _cached_texts(collection: Path, wanted: list[str], ranked) -> pd.Series:
         keep = missing | (set() if len(found) else ranked())
         read = {docid: text for docid, text in iter_documents(collection) if docid in keep}
         found = pd.concat([found, pd.Series(read, dtype=object)])
-        try:
-            store.parent.mkdir(parents=True, exist_ok=True)
-            table = pa.table({"docid": list(found.index), "text": list(found.to_numpy())})
-            with atomic_open(store, "wb") as handle:
-                pq.write_table(table, handle)
-        except OSError as exc:  # a folder we may not write: the texts stay in memory
-            import warnings
+        table = pa.table({"docid": list(found.index), "text": list(found.to_numpy())})
 
-            warnings.warn(
-                f"{store}: texts not cached ({exc.strerror}); they are read again in the next "
-                "process",
-                stacklevel=3,
-            )
+        _keep(store, lambda handle: pq.write_table(table, handle), "texts not cached", "read")
     _MEMORY[key] = found
     return found
 
 
-def _stats_key(collection: Path, lexicon, per_term: bool) -> str:
+def _collection_key(collection: Path, *what) -> str:
+    """A cache key of the collection file as it stands (path, size, time) and ``what``."""
     info = collection.stat()
-    terms = json.dumps(sorted(lexicon.term_to_group.items()) + [list(lexicon.groups)])
-    text = f"{collection.resolve()}|{info.st_size}|{info.st_mtime_ns}|{terms}|{per_term}|v2"
+    text = "|".join(map(str, (collection.resolve(), info.st_size, info.st_mtime_ns, *what)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def _save_stats(path: Path, stats) -> None:
+def _keep(path: Path, write, what: str, again: str) -> None:
+    """``write(handle)`` into ``path`` atomically; a folder we may not write is a warning (the
+    result stays in this process's memory)."""
+    from rankbias.outputs import atomic_open
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path, "wb") as handle:
+            write(handle)
+    except OSError as exc:
+        import warnings
+
+        warnings.warn(
+            f"{path}: {what} ({exc.strerror}); they are {again} again in the next process",
+            stacklevel=4,
+        )
+
+
+def _stats_key(collection: Path, lexicon, per_term: bool) -> str:
+    terms = json.dumps(sorted(lexicon.term_to_group.items()) + [list(lexicon.groups)])
+    return _collection_key(collection, terms, per_term, "v2")
+
+
+def _stats_arrays(stats) -> dict:
+    """The arrays of ``stats`` as the folder's cache stores them (``np.savez``)."""
     import pyarrow as pa
 
-    from rankbias.outputs import atomic_open
     from rankbias.text import arrow_docids
 
     docids = arrow_docids(stats).cast(pa.large_string())  # as UTF-8 bytes and offsets
@@ -628,9 +638,7 @@ def _save_stats(path: Path, stats) -> None:
             "tc_indptr": counts.indptr,
             "tc_shape": np.asarray(counts.shape),
         }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(path, "wb") as handle:
-        np.savez(handle, **arrays)
+    return arrays
 
 
 def _load_stats(path: Path):
@@ -678,15 +686,7 @@ def _cached_stats(collection: Path, lexicon, per_term: bool):
         stats = _load_stats(cache)
     else:
         stats = read_collection_stats(collection, lexicon, per_term=per_term)
-        try:
-            _save_stats(cache, stats)
-        except OSError as exc:  # a folder we may not write: the statistics stay in memory
-            import warnings
-
-            warnings.warn(
-                f"{cache}: statistics not cached ({exc.strerror}); they are "
-                "counted again in the next process",
-                stacklevel=3,
-            )
+        arrays = _stats_arrays(stats)
+        _keep(cache, lambda handle: np.savez(handle, **arrays), "statistics not cached", "counted")
     _MEMORY[key] = stats
     return stats
