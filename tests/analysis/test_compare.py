@@ -117,20 +117,23 @@ def test_the_correction_runs_over_every_comparison_of_the_call():
     assert np.allclose(bh["p_adjusted"].iloc[order], by_hand)
 
 
-def test_fairer_follows_the_measures_direction():
+def test_fairer_follows_the_measures_direction_and_says_why_when_there_is_no_verdict():
     up, down = np.linspace(0.5, 0.9, 8), np.linspace(0.1, 0.5, 8)
     rows = {
-        metric: compare(tidy({"x": up, "y": down}, metric)).iloc[0]["fairer"]
+        metric: tuple(compare(tidy({"x": up, "y": down}, metric)).iloc[0][["fairer", "why"]])
         for metric in ("nfairr", "awrf", "rab", "rbdf", "nDCG")
     }
+    p = 1 / 256  # exact: only the observed signs and their mirror reach |mean| 0.4
     assert rows == {
-        "nfairr": "x",  # higher is fairer
-        "awrf": "y",  # higher is more biased
-        "rab": "signed measure: compare |value|",
-        "rbdf": "not a fairness score",
-        "nDCG": "unknown direction",
+        "nfairr": ("x", f"higher is fairer; adjusted p = {2 * p:.3g}"),
+        "awrf": ("y", f"lower is fairer; adjusted p = {2 * p:.3g}"),
+        "rab": ("", "signed measure: the sign says which group is favoured; compare |value| to judge"),
+        "rbdf": ("", "not a fairness score"),
+        "nDCG": ("", "unknown direction: not a registered measure"),
     }
-    assert compare(tidy({"x": up, "y": up})).iloc[0]["fairer"] == "neither"
+    row = compare(tidy({"x": up, "y": up})).iloc[0]
+    assert (row["fairer"], row["why"]) == ("no detectable difference", (
+        "adjusted p = 1 > alpha; the interval [0, 0] holds the differences the data allow"))
 
 
 def test_undefined_values_and_missing_queries_are_counted():
@@ -466,11 +469,12 @@ def test_the_bootstrap_interval_is_the_percentile_interval_at_the_confidence_ask
 
 
 def test_the_fairer_run_of_a_pair_follows_the_sign_and_the_runs_are_named_in_refusals():
-    table = tidy({"less_fair": [0.1, 0.2, 0.3], "fair": [0.4, 0.5, 0.7]})  # a − b < 0
+    fair = np.linspace(0.4, 0.7, 8)
+    table = tidy({"less_fair": fair - 0.3, "fair": fair})  # a − b < 0
     row = compare(table).iloc[0]
     assert (row["run_a"], row["run_b"], row["fairer"]) == ("less_fair", "fair", "fair")
-    assert compare(tidy({"a": [0.4, 0.5], "b": [0.1, 0.2]}, "rnd")).iloc[0]["fairer"] == "b"
-    assert compare(tidy({"a": [0.1, 0.2], "b": [0.4, 0.5]}, "rnd")).iloc[0]["fairer"] == "a"
+    assert compare(tidy({"a": fair, "b": fair - 0.3}, "rnd")).iloc[0]["fairer"] == "b"
+    assert compare(tidy({"a": fair - 0.3, "b": fair}, "rnd")).iloc[0]["fairer"] == "a"
     with pytest.raises(InputError) as info:
         compare(tidy({"only": [0.1, 0.2]}))
     assert str(info.value) == (
@@ -589,4 +593,181 @@ def test_a_constant_difference_has_no_effect_size_and_the_call_is_in_the_attrs()
                     alpha=0.1, confidence=0.9, seed=3, bootstrap=10)  # fmt: skip
     assert table.iloc[0]["diff"] == 0.25 and np.isnan(table.iloc[0]["effect_size"])
     assert table.attrs == dict(system_level=[], test="randomisation", correction="bh",
-                               alpha=0.1, confidence=0.9, seed=3)  # fmt: skip
+                               alpha=0.1, confidence=0.9, seed=3, permutations=1_000_000,
+                               absolute=False, undefined_margin=0.05)  # fmt: skip
+
+
+def test_a_run_undefined_on_many_more_queries_gets_no_verdict_and_the_measure_says_why():
+    """A re-ranking that pushes the protected documents out of the top 10 makes rND undefined
+    there: over the queries both define it looks fairer, but the means compare different
+    queries.  53 of 200 undefined against none: undetermined, with the counts and the
+    measure's alternative."""
+    rng = np.random.default_rng(11)
+    bm25 = rng.uniform(0.2, 0.45, 200)
+    biased = np.where(np.arange(200) < 53, np.nan, bm25 - 0.05)  # "fairer" where defined
+    row = compare(tidy({"biased": biased, "bm25": bm25}, "rnd")).iloc[0]
+    assert row["significant"] and row["diff"] < 0  # lower rND where both are defined
+    assert (row["n_undefined_a"], row["n_undefined_b"], row["n_queries"]) == (53, 0, 147)
+    assert row["fairer"] == "undetermined"
+    assert row["why"] == (
+        "undefined on 53 of 200 queries for biased and 0 for bm25 (rates differ by more than "
+        "0.05): the means compare different queries; NaN when the top k holds one group only "
+        "(no protected document, or nothing else): every ordering is alike; a deeper list, "
+        "e.g. rnd(step=10)@20, is defined on more queries"
+    )
+
+
+@pytest.mark.parametrize(("undefined", "margin", "fairer"),
+                         [(5, 0.05, "b"), (6, 0.05, "undetermined"), (6, 0.06, "b"),
+                          (0, 0.0, "b"), (1, 0.0, "undetermined")])  # fmt: skip
+def test_the_undefined_margin_is_a_difference_of_rates_and_its_bound_is_allowed(
+    undefined, margin, fairer
+):
+    values = np.linspace(0.1, 0.5, 100)
+    a = np.where(np.arange(100) < undefined, np.nan, values + 0.2)  # awrf: lower is fairer
+    row = compare(tidy({"a": a, "b": values}, "awrf"), undefined_margin=margin).iloc[0]
+    assert row["fairer"] == fairer and row["significant"]
+
+
+def test_each_comparison_draws_its_own_numbers_whatever_else_the_call_compares():
+    rng = np.random.default_rng(2)
+    values = {run: rng.uniform(0, 1, 40) for run in ("a", "b", "c")}
+    alone = compare(tidy({r: values[r] for r in "ab"}, "nfairr"))
+    crowd = compare(pd.concat([tidy(values, "nfairr"), tidy(values, "awrf", 5)]))
+    columns = ["p_value", "p_mc_se", "ci_low", "ci_high", "effect_size"]
+    same = crowd[(crowd["metric"] == "nfairr") & (crowd["run_a"] == "a") & (crowd["run_b"] == "b")]
+    pd.testing.assert_frame_equal(alone[columns], same[columns].reset_index(drop=True))
+    fewer = compare(tidy({r: values[r] for r in "ab"}, "nfairr"), bootstrap=500)
+    assert fewer["p_value"].iloc[0] == alone["p_value"].iloc[0]
+    assert fewer["ci_low"].iloc[0] != alone["ci_low"].iloc[0]
+    other_seed = compare(tidy({r: values[r] for r in "ab"}, "nfairr"), seed=1)
+    assert other_seed["p_value"].iloc[0] != alone["p_value"].iloc[0]
+
+
+def test_the_monte_carlo_standard_error_of_each_p_value_is_reported():
+    d = np.random.default_rng(4).normal(0.1, 0.5, 40)
+    row = compare(tidy({"a": d, "b": np.zeros(40)}), permutations=5_000).iloc[0]
+    p = row["p_value"]
+    assert 0.05 < p < 0.95 and row["p_mc_se"] == pytest.approx(np.sqrt(p * (1 - p) / 5_000))
+    assert compare(tidy({"a": d[:10], "b": np.zeros(10)})).iloc[0]["p_mc_se"] == 0.0  # exact
+
+
+def _family(n_runs: int, n_measures: int, n_queries: int) -> pd.DataFrame:
+    rng = np.random.default_rng(8)
+    return pd.concat(
+        tidy({f"r{i}": rng.uniform(0, 1, n_queries) for i in range(n_runs)}, "nfairr", k)
+        for k in range(1, n_measures + 1)
+    )
+
+
+def test_a_family_no_monte_carlo_comparison_could_make_significant_is_refused():
+    """120 comparisons (5 runs, 12 cut-offs) under Holm: 1/(1 + B) times 120 is at most 0.05
+    only from B = 2,399 sign flips."""
+    family = _family(5, 12, 20)
+    with pytest.raises(ValueError) as info:
+        compare(family, permutations=2_398, bootstrap=10)
+    assert str(info.value) == (
+        "permutations: with 2398 sign flips the smallest p-value is 1/2399 and Holm over 120 "
+        "comparisons makes it 120/2399 = 0.05 > alpha 0.05, so no comparison over more than 16 "
+        "queries could be significant; expected at least 2399 permutations"
+    )
+    assert len(compare(family, permutations=2_399, bootstrap=10)) == 120
+    with pytest.raises(ValueError, match="1/19 = 0.0526 > alpha 0.05.*at least 19 perm"):
+        compare(_family(2, 1, 20), permutations=18, correction="bh", bootstrap=10)
+    exact_only = compare(_family(5, 12, 16), permutations=1, bootstrap=10)  # no sign flips drawn
+    assert (exact_only["test"] == "randomisation (exact)").all()
+    assert len(compare(family, test="t", permutations=1, bootstrap=10)) == 120
+
+
+def test_differences_constant_up_to_rounding_have_no_effect_size():
+    x = np.linspace(0.1, 0.9, 30)
+    row = compare(tidy({"a": x + 0.1, "b": x})).iloc[0]  # x + 0.1 − x: 0.1 give or take an ulp
+    assert 0 < np.std(x + 0.1 - x) < 1e-15 and np.isnan(row["effect_size"])
+    d = np.random.default_rng(1).normal(0.1, 0.3, 30)
+    row = compare(tidy({"a": d, "b": np.zeros(30)})).iloc[0]
+    assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+
+
+def test_a_difference_the_test_does_not_find_has_no_fairer_run():
+    tenths = [3, -1, 2, 1, -2, 2.5, 0.5, -0.5]
+    exact = [Fraction(t).limit_denominator(10) / 10 for t in tenths]
+    hits = sum(abs(sum(s * x for s, x in zip(signs, exact, strict=True))) >= abs(sum(exact))
+               for signs in itertools.product((1, -1), repeat=8))  # fmt: skip
+    assert hits == 90  # of 256
+    d = np.array(tenths) / 10
+    row = compare(tidy({"nfairr_a": d + 0.5, "b": np.full(8, 0.5)})).iloc[0]
+    assert row["p_value"] == pytest.approx(hits / 256) and row["diff"] > 0
+    assert row["fairer"] == "no detectable difference"
+    assert row["why"].startswith("adjusted p = 0.352 > alpha; the interval [")
+
+
+def test_signed_measures_are_compared_on_their_value_or_on_their_magnitude():
+    """ARaB of a run that favours men strongly (−0.5) and one that slightly favours women
+    (0.1): on the signed value the second is 'higher', which says nothing of fairness; on
+    |value| it is the fairer."""
+    noise = np.random.default_rng(6).normal(0, 0.02, 30)
+    scores = tidy({"male": -0.5 + noise, "female": 0.1 + noise}, "arab_tc")
+    signed = compare(scores).iloc[0]
+    assert (signed["scale"], signed["fairer"]) == ("value", "")
+    assert signed["diff"] == pytest.approx(-0.6)
+    magnitude = compare(scores, absolute=True).iloc[0]
+    assert (magnitude["scale"], magnitude["fairer"]) == ("|value|", "female")
+    assert magnitude["diff"] == pytest.approx(0.4 - 2 * noise.mean()) and magnitude["why"].startswith(
+        "lower |value| is fairer; adjusted p = ")
+    assert compare(tidy({"x": noise, "y": noise + 1}), absolute=True).iloc[0]["scale"] == "value"
+
+
+def test_the_monte_carlo_p_value_and_the_interval_agree_with_scipy_within_their_error():
+    d = np.random.default_rng(9).normal(0.06, 0.3, 60)
+    ours = compare(tidy({"a": d, "b": np.zeros(60)}), permutations=20_000,
+                   bootstrap=20_000).iloc[0]  # fmt: skip
+    flips = stats.permutation_test((d,), np.mean, permutation_type="samples",
+                                   n_resamples=20_000, alternative="two-sided",
+                                   rng=np.random.default_rng(1))  # fmt: skip
+    assert 0.05 < flips.pvalue < 0.5
+    error = np.hypot(ours["p_mc_se"], np.sqrt(flips.pvalue * (1 - flips.pvalue) / 20_000))
+    assert abs(ours["p_value"] - flips.pvalue) < 4 * error
+    interval = stats.bootstrap((d,), np.mean, method="percentile", n_resamples=20_000,
+                               rng=np.random.default_rng(1)).confidence_interval  # fmt: skip
+    sigma = d.std(ddof=1) / np.sqrt(60)  # the 2.5% and 97.5% quantiles move by ~0.02 sigma
+    assert abs(ours["ci_low"] - interval.low) < 0.15 * sigma
+    assert abs(ours["ci_high"] - interval.high) < 0.15 * sigma
+
+
+def _near(p_target: float, n: int = 40, seed: int = 0) -> np.ndarray:
+    """Differences of n queries whose t-test p-value is p_target (the sign-flip one is close)."""
+    d = np.random.default_rng(seed).normal(0, 1, n)
+    d = (d - d.mean()) / d.std(ddof=1)
+    return d + stats.t.ppf(1 - p_target / 2, n - 1) / np.sqrt(n)
+
+
+def test_only_comparisons_whose_decision_is_unsettled_draw_more_sign_flips():
+    far = compare(tidy({"a": _near(0.4) + 1, "b": np.ones(40)})).iloc[0]
+    assert far["test"] == "randomisation (10000 sign flips)" and far["settled"]
+    assert far["p_mc_se"] == pytest.approx(np.sqrt(far["p_value"] * (1 - far["p_value"]) / 1e4))
+    close = compare(tidy({"a": _near(0.05) + 1, "b": np.ones(40)})).iloc[0]
+    draws = int(close["test"].split("(")[1].split()[0])
+    assert 10_000 < draws <= 1_000_000 and abs(close["p_value"] - 0.05) < 0.01
+    assert close["settled"] == (draws < 1_000_000)
+
+
+def test_a_decision_still_unsettled_at_the_last_permutation_is_undetermined():
+    row = compare(tidy({"a": _near(0.05) + 1, "b": np.ones(40)}), permutations=20_000).iloc[0]
+    assert row["test"] == "randomisation (20000 sign flips)" and not row["settled"]
+    assert row["fairer"] == "undetermined"
+    assert row["why"] == (
+        f"p = {row['p_value']:.3g} ± {row['p_mc_se']:.2g} after 20000 sign flips is within "
+        "Monte Carlo error of its threshold: more permutations would decide"
+    )
+
+
+def test_the_decisions_of_a_family_are_the_same_under_every_seed():
+    """Twelve comparisons, three of them near their Holm thresholds: 'significant' is the
+    same under ten seeds, though the p-values are not."""
+    runs = {"base": np.zeros(60)}
+    runs.update({f"r{i}": _near(p, 60, i) for i, p in enumerate(
+        [0.001, 0.004, 0.0045, 0.02, 0.3, 0.6, 1e-5, 0.0042, 0.5, 0.9, 0.01, 0.2])})  # fmt: skip
+    tables = [compare(tidy(runs), baseline="base", seed=s, bootstrap=10) for s in range(10)]
+    decisions = {tuple(t["significant"]) for t in tables}
+    assert len(decisions) == 1 and len({tuple(t["p_value"]) for t in tables}) > 1
+    assert all(t["settled"].all() for t in tables)

@@ -107,7 +107,9 @@ def test_the_listing_has_the_documented_columns():
     ]  # fmt: skip
     assert table["name"].is_unique and set(table["name"]) == {m.name for m in measures()}
     assert set(table["higher_is"]) <= {"fairer", "more_biased", "signed", "neither"}
-    assert list(table.columns[6:]) == ["level", "display", "definition"]
+    assert list(table.columns[6:]) == ["level", "display", "definition", "undefined"]
+    rnd = table.set_index("name").loc["rnd", "undefined"]
+    assert rnd.startswith("NaN when the top k holds one group only") and "rnd(step=10)@20" in rnd
     row = table.set_index("name").loc["nfairr"]
     assert row["parameters"] == (
         "tau=1 (float); strict=false (bool); targets=uniform (floats); "

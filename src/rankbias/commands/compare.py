@@ -60,7 +60,9 @@ def register(subparsers) -> None:
         "define, the means, the mean paired difference with a bootstrap confidence interval, "
         "the paired standardised mean difference d_z, a paired test (randomisation by "
         "default: exact up to 16 queries, else sign flips) and p-values adjusted over all "
-        "comparisons of the call.",
+        "comparisons of the call. A run is named fairer only where the difference is "
+        "significant; a pair whose runs leave different shares of queries undefined is "
+        "'undetermined'.",
     )
     parser.add_argument("scores", type=input_file, help="the table rankbias score wrote")
     parser.add_argument("--out", required=True, help="the comparison table (.csv, .tsv, …)")
@@ -86,20 +88,33 @@ def register(subparsers) -> None:
     parser.add_argument("--confidence", type=probability, default=0.95, metavar="C")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm")
     parser.add_argument("--alpha", type=probability, default=0.05, metavar="A")
+    parser.add_argument(
+        "--absolute",
+        action="store_true",
+        help="compare signed measures (RaB, ARaB) on |value|, where lower is fairer; by default "
+        "on their signed value, with no verdict",
+    )
     add_plot_argument(parser, "a forest plot of the differences and intervals")
     parser.set_defaults(func=run_compare)
 
 
 _SUMMARY_COLUMNS = (
-    "metric cutoff run_a run_b n_queries diff ci_low ci_high effect_size p_adjusted significant "
-    "fairer"
+    "metric cutoff run_a run_b n_queries n_undefined_a n_undefined_b diff ci_low ci_high "
+    "effect_size p_adjusted significant fairer"
 ).split()
 
 
 def _summary(table) -> str:
-    renamed = {"effect_size": "d_z", "p_adjusted": "p (adjusted)"}
+    renamed = {"effect_size": "d_z", "p_adjusted": "p (adjusted)", "n_queries": "n"}
+    renamed.update(n_undefined_a="undef_a", n_undefined_b="undef_b")
     shown = table[_SUMMARY_COLUMNS].rename(columns=renamed)
-    return shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    text = shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    undetermined = table[table["fairer"] == "undetermined"]
+    notes = [
+        f"{row.metric}@{row.cutoff} {row.run_a} vs {row.run_b}: undetermined: {row.why}"
+        for row in undetermined.itertuples()
+    ]
+    return "\n".join([text, *notes])
 
 
 def run_compare(args) -> int:
@@ -134,6 +149,7 @@ def run_compare(args) -> int:
             alpha=args.alpha,
             seed=args.seed,
             metrics=metrics,
+            absolute=args.absolute,
             **counts,  # not given: compare()'s defaults
         )
     except ValueError as exc:  # the library names its arguments; here the file is the input

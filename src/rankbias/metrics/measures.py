@@ -239,6 +239,7 @@ class Measure:
     aggregate: Callable | None = None
     label: Callable[[Mapping[str, object]], str] | None = field(default=None, compare=False)
     label_parameters: tuple[str, ...] = ()
+    undefined: str = ""  # when a value is NaN, and what is defined there instead
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -374,7 +375,7 @@ def _declaration(measure: Measure) -> tuple:
     return (
         measure.name, measure.family, measure.definition, measure.reference, measure.higher_is,
         measure.inputs, measure.parameters, measure.level, measure.display,
-        named(measure.kernel), named(measure.aggregate),
+        named(measure.kernel), named(measure.aggregate), measure.undefined,
     )  # fmt: skip
 
 
@@ -586,6 +587,7 @@ def measure_table():
             "level": measure.level,
             "display": measure.display,
             "definition": measure.definition,
+            "undefined": measure.undefined,
         }
         for measure in measures()
     ]

@@ -8,7 +8,8 @@ i ≤ N`` (Yang & Stoyanovich use ``s = 10``, the Pair code ``s = 1``), with ``P
 share of the top ``i`` and ``P_N = P/N``, the utility is ``|P_i − P_N|`` for rND (Ziems et al.
 (2024) Eq. 3 lacks the absolute value bars of the original and the released code) and
 ``KL((P_i, 1−P_i) ‖ (P_N, 1−P_N)) = P_i log2(P_i/P_N) + (1−P_i) log2((1−P_i)/(1−P_N))`` for rKL
-(Ziems et al. (2024) Eq. 4, parentheses misplaced by the extraction), ``0 · log 0 = 0``;
+(Ziems et al. (2024) Eq. 4, whose second term is wrong as printed: ``−(1 − P_i log(…))``
+where ``−(1 − P_i) log(…)`` is meant), ``0 · log 0 = 0``;
 ``kl_smoothing="fairrank"`` replaces a share of exactly 0 *or 1* by 0.001 as FairRank's
 ``calculaterKL`` (used by Pair) does.
 
@@ -20,8 +21,12 @@ items with 1 protected, the fairest scores ``0.568`` in rND and ``0.390`` in rKL
 gives ``(raw − min) / (max − min)`` (Ziems et al. (2024) Eq. 2, applied in Eq. 3–4), 0 = a
 fairest ordering, NaN when every ordering has the same raw value.  Both are exact: the raw value
 depends only on the lattice path of prefix protected counts from ``(0, 0)`` to ``(N, P)``, whose
-longest and shortest paths a DP finds in ``O(N · P)`` (the public implementation, and Ziems et
-al. 2024, estimate ``Z`` from 20 random "unfair" rankings).  ``P = 0`` or ``P = N``: NaN.
+longest and shortest paths a DP finds in ``O(N · P)``.  Ziems et al. (2024) do not say how ``Z``
+is obtained.  FairRank (and Pair, a modified copy) reads it from ``normalizer.txt`` or else calls
+``calculateNormalizer``, which generates random "unfair" rankings with fairness probability 0
+and with 0.98, takes the mean raw value of each batch (10 rankings per batch in FairRank, 20 in
+Pair) and returns the larger of the two means: an estimate never above the true maximum.
+``P = 0`` or ``P = N``: NaN.
 
 Discount: the paper's ``1/log2 i`` is undefined at ``i = 1``; the default ``log2(i+1)`` is
 FairRank ``calculateNDFairness``'s and the book's position discount; ``discount="log2(i)"``
@@ -234,6 +239,11 @@ KL_SMOOTHING = Parameter(
 )
 
 
+UNDEFINED = (
+    "NaN when the top k holds one group only (no protected document, or nothing else): every "
+    "ordering is alike; a deeper list, e.g. {name}(step=10)@20, is defined on more queries"
+)
+
 register(
     Measure(
         "rnd",
@@ -247,6 +257,7 @@ register(
         per_list_kernel("membership", rnd),
         (STEP, DISCOUNT, NORMALISATION),
         display="rND",
+        undefined=UNDEFINED.format(name="rnd"),
     )
 )
 register(
@@ -262,5 +273,6 @@ register(
         per_list_kernel("membership", rkl),
         (STEP, DISCOUNT, NORMALISATION, KL_SMOOTHING),
         display="rKL",
+        undefined=UNDEFINED.format(name="rkl"),
     )
 )

@@ -247,5 +247,9 @@ for _name, _display, _definition, _reference, _higher in (
             functools.partial(_family_kernel, key=_name),
             () if _name == "rbdf" else (TARGETS,),
             display=_display,
+            undefined="NaN when the top k holds no group term; texfair, weighted by RBDF, is "
+            "defined there"
+            if _name == "texfair_norbdf"
+            else "",
         )
     )
