@@ -43,3 +43,51 @@ def test_a_query_sets_queries_are_named_once():
     assert queries_of("QS1") == "QS1 queries"
     with pytest.raises(ValueError, match="name: expected a query set's name"):
         queries_of(" ")
+
+
+def _table():
+    """Three runs on NFaiRR@10 over 40 queries: 'fair' 0.2 above 'base', 'same' equal to
+    'base' up to noise of ±0.001, and nDCG@10 (no direction) 0.1 higher for 'fair'."""
+    import numpy as np
+    import pandas as pd
+
+    from rankbias import compare
+
+    noise = np.where(np.arange(40) % 2, 0.001, -0.001)
+    base = np.linspace(0.2, 0.6, 40)
+    values = {"base": base, "fair": base + 0.2 + noise, "same": base + noise}
+    rows = [
+        {"run": run, "qid": f"q{i}", "metric": metric, "cutoff": 10, "value": v + shift}
+        for metric, shift in (("nfairr", 0.0), ("nDCG", 0.1))
+        for run, column in values.items()
+        for i, v in enumerate(column)
+    ]
+    return compare(pd.DataFrame(rows), bootstrap=2_000)
+
+
+def test_a_comparison_names_a_fairer_run_only_when_the_difference_is_significant():
+    from rankbias.prose import compared
+
+    table = _table()
+    said = compared(table, "nfairr", "base", "fair", 10)
+    assert said.startswith("*fair* is fairer than *base* by NFaiRR@10 (difference 0.2, 95% ")
+    assert said.endswith(", adjusted p = 0.0006)")  # 1/10,001: no sign flip reaches it; Holm × 6
+    assert compared(table, "nfairr", "fair", "base", 10).startswith("*fair* is fairer than *base*")
+    none = compared(table, "nfairr", "same", "base", 10)
+    assert none.startswith("*same* and *base* show no detectable difference by NFaiRR@10 (")
+    assert "$d_z$ =" in none and "adjusted p = 1)" in none  # ±0.001 alternating: exactly 0
+    higher = compared(table, "nDCG", "base", "fair", 10)
+    assert higher.startswith("*base* has a lower nDCG@10 than *fair* (difference -0.2, 95% ")
+    with pytest.raises(ValueError, match="no comparison of base and gone on nfairr@10"):
+        compared(table, "nfairr", "base", "gone", 10)
+
+
+def test_the_extremes_of_a_measure_are_named_with_their_test_and_the_count_of_differences():
+    from rankbias.prose import extremes
+
+    said = extremes(_table(), "nfairr", 10)
+    assert said.startswith(
+        "The highest mean NFaiRR@10 is *fair*'s (0.6) and the lowest *base*'s (0.4): *fair* is "
+        "fairer than *base* by NFaiRR@10 (difference 0.2, 95% interval [0.2, 0.2]"
+    )
+    assert said.endswith("Two of the three pairs of runs differ significantly by NFaiRR@10.")
