@@ -214,3 +214,46 @@ def test_one_run_only_is_refused(tmp_path, capsys):
     scores.write_text("run,qid,metric,cutoff,value\na,q1,nfairr,10,0.5\na,q2,nfairr,10,0.4\n")
     assert main(["compare", str(scores), "--out", str(tmp_path / "cmp.csv")]) == 2
     assert "expected two or more runs to compare" in capsys.readouterr().err
+
+
+def test_the_terminal_shows_each_runs_undefined_queries_and_why_a_pair_is_undetermined(
+    tmp_path, capsys
+):
+    """A run undefined on 12 of 40 queries (rND with no protected document in its top 10),
+    lower where defined: the terminal shows 12 and 0 and says why there is no verdict."""
+    base = np.linspace(0.2, 0.6, 40)
+    rows = [("bm25", f"q{i}", "rnd", 10, v) for i, v in enumerate(base)]
+    rows += [("biased", f"q{i}", "rnd", 10, np.nan if i < 12 else v - 0.1)
+             for i, v in enumerate(base)]  # fmt: skip
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["run", "qid", "metric", "cutoff", "value"]).to_csv(
+        path, index=False
+    )
+    assert main(["compare", str(path), "--out", str(tmp_path / "cmp.csv")]) == 0
+    out = capsys.readouterr().out
+    header, row = out.splitlines()[:2]
+    assert header.split() == ["metric", "cutoff", "run_a", "run_b", "n", "undef_a", "undef_b",
+                              "diff", "ci_low", "ci_high", "d_z", "p", "(adjusted)",
+                              "significant", "fairer"]  # fmt: skip
+    assert row.split()[:7] == ["rnd", "10", "bm25", "biased", "28", "0", "12"]
+    assert row.split()[-1] == "undetermined"
+    assert out.splitlines()[2].startswith(
+        "rnd@10 bm25 vs biased: undetermined: undefined on 0 of 40 queries for bm25 and 12 for "
+        "biased (rates differ by more than 0.05): the means compare different queries; NaN when"
+    )
+    assert "rnd(step=10)@20" in out
+
+
+def test_absolute_compares_signed_measures_on_their_magnitude(tmp_path):
+    noise = np.random.default_rng(3).normal(0, 0.01, 30)
+    rows = [(run, f"q{i}", "arab_tc", 10, v + shift) for run, shift in (("male", -0.4),
+            ("female", 0.1)) for i, v in enumerate(noise)]  # fmt: skip
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["run", "qid", "metric", "cutoff", "value"]).to_csv(
+        path, index=False
+    )
+    out = tmp_path / "cmp.csv"
+    assert main(["compare", str(path), "--out", str(out), "-q"]) == 0
+    assert pd.read_csv(out).iloc[0][["scale", "fairer"]].fillna("").tolist() == ["value", ""]
+    assert main(["compare", str(path), "--out", str(out), "-q", "--absolute"]) == 0
+    assert pd.read_csv(out).iloc[0][["scale", "fairer"]].tolist() == ["|value|", "female"]

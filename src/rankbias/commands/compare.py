@@ -74,7 +74,11 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--test", choices=TESTS, default="randomisation")
     for flag, text in (
-        ("--permutations", "random sign flips beyond 16 queries (default 10000; randomisation)"),
+        (
+            "--permutations",
+            "the most random sign flips a comparison over more than 16 queries draws: 10,000 "
+            "first, more only while its decision is unsettled (default 1000000; randomisation)",
+        ),
         ("--bootstrap", "bootstrap resamples of the interval (default 10000)"),
     ):
         parser.add_argument(flag, type=positive_int, metavar="N", help=text)
