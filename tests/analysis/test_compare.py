@@ -127,13 +127,18 @@ def test_fairer_follows_the_measures_direction_and_says_why_when_there_is_no_ver
     assert rows == {
         "nfairr": ("x", f"higher is fairer; adjusted p = {2 * p:.3g}"),
         "awrf": ("y", f"lower is fairer; adjusted p = {2 * p:.3g}"),
-        "rab": ("", "signed measure: the sign says which group is favoured; compare |value| to judge"),
+        "rab": (
+            "",
+            "signed measure: the sign says which group is favoured; compare |value| to judge",
+        ),
         "rbdf": ("", "not a fairness score"),
         "nDCG": ("", "unknown direction: not a registered measure"),
     }
     row = compare(tidy({"x": up, "y": up})).iloc[0]
-    assert (row["fairer"], row["why"]) == ("no detectable difference", (
-        "adjusted p = 1 > alpha; the interval [0, 0] holds the differences the data allow"))
+    assert (row["fairer"], row["why"]) == (
+        "no detectable difference",
+        ("adjusted p = 1 > alpha; the interval [0, 0] holds the differences the data allow"),
+    )
 
 
 def test_undefined_values_and_missing_queries_are_counted():
@@ -712,8 +717,8 @@ def test_signed_measures_are_compared_on_their_value_or_on_their_magnitude():
     assert signed["diff"] == pytest.approx(-0.6)
     magnitude = compare(scores, absolute=True).iloc[0]
     assert (magnitude["scale"], magnitude["fairer"]) == ("|value|", "female")
-    assert magnitude["diff"] == pytest.approx(0.4 - 2 * noise.mean()) and magnitude["why"].startswith(
-        "lower |value| is fairer; adjusted p = ")
+    assert magnitude["diff"] == pytest.approx(0.4 - 2 * noise.mean())
+    assert magnitude["why"].startswith("lower |value| is fairer; adjusted p = ")
     assert compare(tidy({"x": noise, "y": noise + 1}), absolute=True).iloc[0]["scale"] == "value"
 
 

@@ -276,3 +276,34 @@ def test_arguments_that_would_give_other_documents_numbers_are_refused(call, err
     with pytest.raises(error) as info:
         call()
     assert type(info.value) is error and str(info.value) == message
+
+
+# ---- the axis fitted on the query's perspective documents (Ziems et al. 2024 §4.2) ----------
+
+
+def test_list_polarisation_on_a_fit_set_by_hand():
+    # fit on d (1, 1) and e (2, 2): centre (1.5, 1.5), axis (1, 1)/√2; a (3, 0) projects to 0,
+    # b (0, 0) to −3/√2, c (−3, 0) to −6/√2
+    scores = list_polarisation(["a", "b", "c"], EMBEDDINGS, DOCIDS, fit=["d", "e"])
+    assert scores == pytest.approx([0.0, -3 / np.sqrt(2), -6 / np.sqrt(2)])
+    with pytest.raises(ValueError, match=r"list \(fit set\): document 'x'"):
+        list_polarisation(["a", "b"], EMBEDDINGS, DOCIDS, fit=["d", "x"])
+
+
+def test_duo_per_query_with_fit_sets_by_hand_and_a_query_without_one():
+    # fit on a (3, 0) and d (1, 1): centre (2, 0.5), axis (2, −1)/√5; a → 2.5/√5, e (2, 2) →
+    # −1.5/√5, b (0, 0) → −3.5/√5.  Prefix variances of the pairs: {a, e} (4/√5 / 2)² = 0.8,
+    # {a, b} (6/√5 / 2)² = 1.8, {e, b} (2/√5 / 2)² = 0.2.  Ranking a, e, b has u(2) = 0.8:
+    # Duo = 1 − (0.8 − 0.2)/(1.8 − 0.2) = 0.625
+    run = make_run("sys", {"q1": ["a", "e", "b"], "q2": ["a", "b", "c"]})
+    fitted = duo_per_query(
+        {"sys": run}, ["q1", "q2"], EMBEDDINGS, DOCIDS, fit_sets={"q1": ["a", "d"]}
+    )
+    assert fitted.set_index("qid")["value"].to_dict() == pytest.approx({"q1": 0.625})
+    assert fitted.attrs["skipped"] == [
+        {"run": "sys", "qid": "q2", "n_docs": 3, "reason": "no perspective documents"}
+    ]
+    own = duo_per_query({"sys": run}, ["q1"], EMBEDDINGS, DOCIDS)
+    assert own["value"].iloc[0] != pytest.approx(0.625)  # the list's own axis is another one
+    with pytest.raises(TypeError, match="fit_sets"):
+        run_polarisation(run, ["q1"], EMBEDDINGS, DOCIDS, cutoff=3, fit_sets=[["a", "d"]])

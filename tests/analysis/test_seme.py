@@ -18,7 +18,10 @@ from scipy import stats
 
 from rankbias.analysis.seme import (
     accuracy_by_question,
+    accuracy_summary,
     attach_duo,
+    chance_accuracy,
+    dataset_perspectives,
     fit_seme,
     load_distractors,
     load_perspectives,
@@ -53,9 +56,13 @@ def oracle(perspectives):
 
 
 def test_perspective_file_integrity(perspectives):
+    # the data card's counts: 24 questions, 8 documents per side, interleaved odd/even ids
     counts = perspectives.groupby(["question_id", "perspective"]).size().unstack()
     assert len(counts) >= 24
-    assert (counts.sum(axis=1) >= 8).all()
+    assert (counts >= 8).all().all()
+    number = perspectives["doc_id"].str.extract(r"^(q\d+)-d(\d+)$")
+    assert (number[0] == perspectives["question_id"]).all()
+    assert np.array_equal(number[1].astype(int) % 2 == 1, perspectives["perspective"] == 1)
     assert (counts[1] == counts[2]).all()  # balanced
     assert perspectives["doc_id"].is_unique
     assert perspectives.groupby("question_id")["question"].nunique().eq(1).all()
@@ -88,10 +95,80 @@ def test_load_perspectives_rejects_bad_rows(tmp_path):
 def test_accuracy_of_a_perfect_and_a_half_wrong_split(oracle):
     assert (accuracy_by_question(oracle)["accuracy"] == 1.0).all()
     scrambled = oracle.copy()
-    # in every question swap the sign of one document per side: 6 of 8 right either way
+    # in every question swap the sign of one document per side: n − 2 of n right either way
     first_of_each = scrambled.groupby(["question_id", "perspective"]).head(1).index
     scrambled.loc[first_of_each, "score"] *= -1
-    assert np.allclose(accuracy_by_question(scrambled)["accuracy"], 6 / 8)
+    per_question = accuracy_by_question(scrambled)
+    n = per_question["n_one"] + per_question["n_two"]
+    assert np.allclose(per_question["accuracy"], (n - 2) / n)
+
+
+def test_chance_accuracy_by_hand():
+    # 4 + 4 documents, fair-coin signs: agreements X ~ Bin(8, 1/2), E[max(X, 8 − X)] = 1304/256;
+    # exactly 4 positive: k of perspective 1 positive ~ Hypergeom(8, 4, 4) with weights
+    # 1, 16, 36, 16, 1 of 70 and hits max(2k, 8 − 2k): (8 + 96 + 144 + 96 + 8) / 70 = 352/70
+    assert chance_accuracy(4, 4) == pytest.approx(1304 / 256 / 8)
+    assert chance_accuracy(4, 4, positives=4) == pytest.approx(352 / 70 / 8)
+    # nothing positive: the best sign is right for the larger side; each group's own majority
+    # (the released code) is right for every document
+    assert chance_accuracy(3, 2, positives=0) == pytest.approx(3 / 5)
+    assert chance_accuracy(3, 2, positives=0, method="per_group_majority") == 1.0
+    # one document per side, fair coins: equal signs (half the time) give 1 of 2, unequal 2 of 2
+    assert chance_accuracy(1, 1) == pytest.approx(0.75)
+    assert chance_accuracy(1, 1, method="per_group_majority") == 1.0
+    with pytest.raises(ValueError, match=r"positives: expected 0…5, found 6"):
+        chance_accuracy(3, 2, positives=6)
+
+
+def test_accuracy_summary_by_hand(oracle):
+    perfect = accuracy_summary(oracle, n_boot=200, seed=1)
+    assert perfect["accuracy"] == perfect["low"] == perfect["high"] == 1.0
+    assert perfect["questions"] == oracle["question_id"].nunique()
+    assert perfect["documents"] == len(oracle)
+    sizes = oracle.groupby("question_id")["perspective"].value_counts().unstack()
+    assert perfect["chance"] == pytest.approx(
+        np.mean([chance_accuracy(a, b, positives=(a + b) // 2) for a, b in sizes.to_numpy()])
+    )
+    # two questions, one right and one at 1/2: bootstrap means 1/2, 3/4, 1 with probabilities
+    # 1/4, 1/2, 1/4, so the central 95% runs from 1/2 to 1
+    two = pd.DataFrame({"question_id": ["a"] * 2 + ["b"] * 2, "perspective": [1, 2, 1, 2],
+                        "score": [1.0, -1.0, 1.0, 1.0]})  # fmt: skip
+    summary = accuracy_summary(two, n_boot=4000, seed=2)
+    assert (summary["accuracy"], summary["low"], summary["high"]) == (0.75, 0.5, 1.0)
+    assert summary["chance"] == pytest.approx(chance_accuracy(1, 1, positives=1))
+
+
+class _Folder:
+    """The three things dataset_perspectives reads from a dataset."""
+
+    def __init__(self, path):
+        self.path = path
+        self.queries = pd.DataFrame({"qid": ["1", "2", "2"], "query": ["one", "two", "two"]})
+
+    def file(self, name):
+        assert name == "perspectives"
+        return self.path
+
+    def texts(self, docids):
+        return pd.Series([f"text of {d}" for d in docids], index=list(docids))
+
+
+def test_dataset_perspectives_reads_and_refuses(tmp_path):
+    path = tmp_path / "perspectives.tsv"
+    path.write_text("qid\tdocid\tperspective\n1\td1\t1\n1\td2\t2\n2\td3\t2\n2\td4\t1\n")
+    frame = dataset_perspectives(_Folder(path))
+    assert frame["question"].tolist() == ["one", "one", "two", "two"]
+    assert frame["perspective"].tolist() == [1, 2, 2, 1]
+    assert frame["text"].tolist() == [f"text of d{k}" for k in range(1, 5)]
+    path.write_text("qid\tdocid\tperspective\n1\td1\t1\n1\td1\t2\n")
+    with pytest.raises(InputError, match=r"perspectives.tsv:3: docid: expected each document"):
+        dataset_perspectives(_Folder(path))
+    path.write_text("qid\tdocid\tperspective\n1\td1\t1\n9\td2\t2\n")
+    with pytest.raises(InputError, match=r":3: qid: expected a query of the dataset"):
+        dataset_perspectives(_Folder(path))
+    path.write_text("qid\tdocid\tperspective\n1\td1\t1\n1\td2\t1\n")
+    with pytest.raises(InputError, match=r"both perspectives for every query, \['1'\] have one"):
+        dataset_perspectives(_Folder(path))
 
 
 # ---- orderings and the three signed Duos ----------------------------------------------------
@@ -117,6 +194,25 @@ def test_signed_duo_variants_on_a_perfect_split(oracle):
         oracle.set_index("doc_id").loc[shown[0], "score"] > 0 for shown in biased["shown"]
     ]
     assert np.array_equal(biased["signed_duo"], np.where(first_positive, 1.0, -1.0))
+
+
+def test_orderings_of_the_documents_shown_keep_the_fit_sets_orientation():
+    # question q: perspective 1 at +3, +2, −1 (two of three positive: orientation +1), the
+    # perspective-2 documents at −2, −3.  Shown: the −1 perspective-1 document and the two
+    # perspective-2 ones, all negative: alone they would give the orientation −1
+    table = pd.DataFrame({
+        "question_id": "q", "doc_id": ["p1", "p2", "p3", "n1", "n2"],
+        "perspective": [1, 1, 1, 2, 2], "score": [3.0, 2.0, -1.0, -2.0, -3.0]})  # fmt: skip
+    orderings = study_orderings(table, shown={"p3", "n1", "n2"})
+    assert all(set(shown) == {"p3", "n1", "n2"} for shown in orderings["shown"])
+    # three scores −1, −2, −3: the most biased order opens with a pair of variance 0.25
+    biased = orderings.set_index("condition").loc["most_biased"]
+    assert biased["duo"] == 1.0
+    assert biased["released_signed_duo"] == 1.0  # the fit set's orientation, +1
+    alone = study_orderings(table[table["doc_id"].isin(["p3", "n1", "n2"])])
+    assert alone.set_index("condition").loc["most_biased", "released_signed_duo"] == -1.0
+    with pytest.raises(TypeError, match="shown"):
+        study_orderings(table, shown="p3")
 
 
 # ---- the regression against a direct least-squares computation --------------------------------
@@ -668,8 +764,9 @@ def test_accuracy_by_question_is_in_question_order():
         }
     )
     out = accuracy_by_question(table)
-    assert list(out.columns) == ["question_id", "accuracy"]
+    assert list(out.columns) == ["question_id", "accuracy", "n_one", "n_two"]
     assert out["question_id"].tolist() == ["a", "b"]
+    assert out["n_one"].tolist() == out["n_two"].tolist() == [1, 1]
     assert out["accuracy"].tolist() == [0.5, 1.0]
 
 

@@ -1,6 +1,7 @@
-"""Polarisation scores of ranked lists, and Duo per (run, query) from them: without perspective
-documents to fit Duo's principal axis on (Ziems et al. (2024) §4.2), each list's axis is fitted
-on its own top ``cutoff`` documents (the book's Conventions page, "Duo")."""
+"""Polarisation scores of ranked lists, and Duo per (run, query) from them.  Ziems et al.
+(2024) §4.2 fit Duo's principal axis on the query's perspective documents (``fit_sets``: query
+→ docids); without them, each list's axis is fitted on its own top ``cutoff`` documents, the
+book's alternative (the book's Conventions page, "Duo")."""
 
 from __future__ import annotations
 
@@ -126,12 +127,29 @@ def _stored_embeddings(path, wanted: pd.Index) -> np.ndarray:
     return np.asarray(table[positions], dtype=np.float64)
 
 
+def _positions(wanted: Sequence[str], docids: pd.Index, where: str) -> np.ndarray:
+    positions = docids.get_indexer(wanted)
+    if (positions < 0).any():
+        missing = wanted[int(np.argmax(positions < 0))]
+        raise ValueError(
+            f"{where}: document {missing!r} has no embedding; "
+            "expected every ranked document in the collection"
+        )
+    return positions
+
+
 def list_polarisation(
-    ranked: Sequence[str], embeddings: np.ndarray, docids: pd.Index, *, where: str = "list"
+    ranked: Sequence[str],
+    embeddings: np.ndarray,
+    docids: pd.Index,
+    *,
+    where: str = "list",
+    fit: Sequence[str] | None = None,
 ) -> np.ndarray:
-    """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA of the
-    list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a document without an
-    embedding is a ValueError naming ``where``."""
+    """Polarisation scores of the documents ``ranked``, in rank order: one-component PCA fitted
+    on the documents ``fit`` (the query's perspective documents, Ziems et al. (2024) §4.2) or,
+    by default, on the list's own embeddings (``embeddings[i]`` embeds ``docids[i]``); a
+    document without an embedding is a ValueError naming ``where``."""
     ranked = expect_items(ranked, where, "a list of docids")
     embeddings = as_array(embeddings, "embeddings", 2)
     expect_type(docids, "docids", pd.Index, "a pandas Index of the embeddings' docids")
@@ -141,14 +159,12 @@ def list_polarisation(
         raise ValueError(
             f"embeddings: {len(embeddings)} rows for {len(docids)} docids; expected one each"
         )
-    positions = docids.get_indexer(ranked)
-    if (positions < 0).any():
-        missing = ranked[int(np.argmax(positions < 0))]
-        raise ValueError(
-            f"{where}: document {missing!r} has no embedding; "
-            "expected every ranked document in the collection"
-        )
-    return polarisation_scores(embeddings[positions])
+    ranked_rows = embeddings[_positions(ranked, docids, where)]
+    if fit is None:
+        return polarisation_scores(ranked_rows)
+    fit = expect_items(fit, "fit", "a list of docids")
+    fit_rows = embeddings[_positions(fit, docids, f"{where} (fit set)")]
+    return polarisation_scores(ranked_rows, fit_embeddings=fit_rows)
 
 
 def run_polarisation(
@@ -159,25 +175,40 @@ def run_polarisation(
     *,
     cutoff: int,
     min_docs: int = 3,
+    fit_sets: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Polarisation scores ``qid, docid, score`` of the top ``cutoff`` documents of each of
-    ``run``'s lists, one PCA per list.  A query the run lacks, or whose list has fewer than
-    ``min_docs`` documents (with one or two, Duo is 0/0), is not scored but listed in
-    ``attrs["skipped"]`` as a record ``run, qid, n_docs, reason``."""
+    ``run``'s lists, one PCA per list: fitted on ``fit_sets[qid]`` (the query's perspective
+    documents) or, without ``fit_sets``, on the list itself.  A query the run lacks, whose list
+    has fewer than ``min_docs`` documents (with one or two, Duo is 0/0), or that has no fit set
+    when ``fit_sets`` is given, is not scored but listed in ``attrs["skipped"]`` as a record
+    ``run, qid, n_docs, reason``."""
     expect_count(cutoff, "cutoff")
     expect_count(min_docs, "min_docs")
     if isinstance(qids, str):
         raise TypeError(f"qids: expected a list of query ids, found the string {qids!r}")
+    if fit_sets is not None:
+        expect_type(fit_sets, "fit_sets", Mapping, "a mapping query id -> perspective docids")
     present = set(run.qids.tolist())
     frames, skipped = [], []
     for qid in qids:
         ranked = run.ranked(qid)[:cutoff] if qid in present else ()
-        if qid not in present or len(ranked) < min_docs:
-            reason = "no ranked list" if qid not in present else f"fewer than {min_docs} documents"
+        reason = None
+        if qid not in present:
+            reason = "no ranked list"
+        elif len(ranked) < min_docs:
+            reason = f"fewer than {min_docs} documents"
+        elif fit_sets is not None and not len(fit_sets.get(qid, ())):
+            reason = "no perspective documents"
+        if reason:
             skipped.append({"run": run.name, "qid": qid, "n_docs": len(ranked), "reason": reason})
             continue
         scores = list_polarisation(
-            ranked, embeddings, docids, where=f"run {run.name!r}, query {qid}"
+            ranked,
+            embeddings,
+            docids,
+            where=f"run {run.name!r}, query {qid}",
+            fit=None if fit_sets is None else list(fit_sets[qid]),
         )
         frames.append(pd.DataFrame({"qid": qid, "docid": ranked, "score": scores}))
     columns = ["qid", "docid", "score"]
@@ -195,17 +226,19 @@ def duo_per_query(
     cutoff: int = 10,
     metrics: Sequence[str] = ("duo",),
     min_docs: int = 3,
+    fit_sets: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Duo-family ``metrics`` (e.g. ``"duo(variance=global)"``) at ``cutoff`` of each run (name
-    → :class:`~rankbias.runs.Run`) and query, on :func:`run_polarisation`'s scores, as
-    ``score_runs``' tidy table; queries not scored are in ``attrs["skipped"]``."""
+    → :class:`~rankbias.runs.Run`) and query, on :func:`run_polarisation`'s scores (axis fitted
+    on ``fit_sets[qid]``, the paper's way, or on each list), as ``score_runs``' tidy table;
+    queries not scored are in ``attrs["skipped"]``."""
     expect_type(runs, "runs", Mapping, "a mapping name -> Run")
     if isinstance(metrics, str):
         raise TypeError(f"metrics: expected a list of measures, found {metrics!r}")
     frames, skipped = [], []
     for name, run in runs.items():
         polarisation = run_polarisation(
-            run, qids, embeddings, docids, cutoff=cutoff, min_docs=min_docs
+            run, qids, embeddings, docids, cutoff=cutoff, min_docs=min_docs, fit_sets=fit_sets
         )
         skipped.extend(polarisation.attrs["skipped"])
         scored = list(dict.fromkeys(polarisation["qid"]))

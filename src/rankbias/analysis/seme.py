@@ -39,9 +39,11 @@ import pandas as pd
 from rankbias.errors import (
     InputError,
     expect_choice,
+    expect_count,
     expect_flag,
     expect_fraction,
     expect_frame,
+    expect_seed,
     expect_type,
     located,
 )
@@ -62,7 +64,10 @@ __all__ = [
     "DUO_COLUMNS",
     "LIKERT_MAX",
     "accuracy_by_question",
+    "accuracy_summary",
     "attach_duo",
+    "chance_accuracy",
+    "dataset_perspectives",
     "fit_seme",
     "load_distractors",
     "load_perspectives",
@@ -217,14 +222,139 @@ def polarisation_table(
     return table.reset_index(drop=True)
 
 
-def accuracy_by_question(table: pd.DataFrame) -> pd.DataFrame:
-    """Polarisation accuracy (best sign assignment, ziems2024indexical Table 2) of each question."""
+def accuracy_by_question(table: pd.DataFrame, *, method: str = "best_sign") -> pd.DataFrame:
+    """Polarisation accuracy (ziems2024indexical Table 2) of each question: ``question_id,
+    accuracy, n_one, n_two`` (documents of perspective 1 and 2); ``method`` as
+    :func:`rankbias.metrics.duo.polarisation_accuracy`."""
     expect_frame(table, "table", ("question_id", "perspective", "score"))
     values = [
-        (question, polarisation_accuracy(g["score"].to_numpy(), g["perspective"].to_numpy()))
+        (
+            question,
+            polarisation_accuracy(
+                g["score"].to_numpy(), g["perspective"].to_numpy(), method=method
+            ),
+            int((g["perspective"] == 1).sum()),
+            int((g["perspective"] == 2).sum()),
+        )
         for question, g in table.groupby("question_id")
     ]
-    return pd.DataFrame(values, columns=["question_id", "accuracy"])
+    return pd.DataFrame(values, columns=["question_id", "accuracy", "n_one", "n_two"])
+
+
+def chance_accuracy(
+    n_one: int, n_two: int, *, positives: int | None = None, method: str = "best_sign"
+) -> float:
+    """Expected polarisation accuracy of scores that carry no information about the labels,
+    ``n_one`` / ``n_two`` documents of each perspective: each sign a fair coin
+    (``positives=None``), or a uniformly random set of ``positives`` documents positive (a
+    centred principal axis splits a question near half and half).  Exact: a sum over how many
+    documents of each perspective land on the positive side.  ``method`` as
+    :func:`rankbias.metrics.duo.polarisation_accuracy`."""
+    n_one, n_two = expect_count(n_one, "n_one", 0), expect_count(n_two, "n_two", 0)
+    expect_choice(method, "method", ("best_sign", "per_group_majority"))
+    n = n_one + n_two
+    if n == 0:
+        raise ValueError("n_one + n_two: expected at least one document, found 0")
+    one, two = np.arange(n_one + 1)[:, None], np.arange(n_two + 1)[None, :]  # positives per side
+    if positives is None:
+        weights = _fair_coins(n_one)[:, None] * _fair_coins(n_two)[None, :]
+    else:
+        positives = expect_count(positives, "positives", 0)
+        if positives > n:
+            raise ValueError(f"positives: expected 0…{n}, found {positives}")
+        ways = math.comb(n, positives)
+        weights = np.array(
+            [[math.comb(n_one, a) * math.comb(n_two, b) if a + b == positives else 0
+              for b in range(n_two + 1)] for a in range(n_one + 1)],
+            dtype=float,
+        ) / ways  # fmt: skip
+    if method == "best_sign":
+        hits = one + (n_two - two)  # perspective 1 positive, perspective 2 negative
+        hits = np.maximum(hits, n - hits)
+    else:
+        hits = np.maximum(one, n_one - one) + np.maximum(two, n_two - two)
+    return float(np.sum(weights * hits) / n)
+
+
+def _fair_coins(n: int) -> np.ndarray:
+    """``P(k of n fair coins are heads)``, ``k = 0..n``."""
+    return np.array([math.comb(n, k) for k in range(n + 1)], dtype=float) / 2.0**n
+
+
+def accuracy_summary(
+    table: pd.DataFrame,
+    *,
+    method: str = "best_sign",
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> pd.Series:
+    """Mean polarisation accuracy over the questions of ``table`` (:func:`polarisation_table`)
+    with a percentile bootstrap interval over *questions* (the documents of a question share
+    one axis, so they are not resampled apart), and the chance level: the mean over questions
+    of :func:`chance_accuracy` with half of each question's documents (rounded down) positive.
+    Fields ``questions, documents, accuracy, low, high, chance``."""
+    expect_fraction(confidence, "confidence")
+    n_boot = expect_count(n_boot, "n_boot")
+    per_question = accuracy_by_question(table, method=method)
+    values = per_question["accuracy"].to_numpy()
+    rng = expect_seed(seed)
+    means = values[rng.integers(values.size, size=(n_boot, values.size))].mean(axis=1)
+    tail = (1 - confidence) / 2
+    sizes = per_question[["n_one", "n_two"]].to_numpy()
+    chance = np.mean(
+        [chance_accuracy(a, b, positives=(a + b) // 2, method=method) for a, b in sizes]
+    )
+    return pd.Series(
+        {
+            "questions": int(values.size),
+            "documents": int(sizes.sum()),
+            "accuracy": float(values.mean()),
+            "low": float(np.quantile(means, tail)),
+            "high": float(np.quantile(means, 1 - tail)),
+            "chance": float(chance),
+        }
+    )
+
+
+def dataset_perspectives(data) -> pd.DataFrame:
+    """A dataset folder's perspective documents (``[files] perspectives``: ``qid, docid,
+    perspective``, TSV with a header) in the layout of :func:`load_perspectives`, the query as
+    the question and the collection's passage as the text.  Refuses (InputError naming the
+    file and line) another header, a perspective other than 1 or 2, an unknown query, a
+    document listed twice and a one-sided query."""
+    if not all(hasattr(data, name) for name in ("file", "queries", "texts")):
+        raise TypeError(f"data: expected a dataset (rankbias.dataset), found {data!r:.60}")
+    path = data.file("perspectives")
+    table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    expected = ["qid", "docid", "perspective"]
+    if list(table.columns) != expected:
+        raise InputError(f"{path}: expected the header {expected}, found {list(table.columns)}")
+    queries = data.queries.drop_duplicates("qid").set_index("qid")["query"]
+    checks = [
+        (~table["perspective"].isin(["1", "2"]), "perspective: expected 1 or 2"),
+        (~table["qid"].isin(queries.index), "qid: expected a query of the dataset"),
+        (table["docid"].duplicated(), "docid: expected each document once"),
+    ]
+    for bad, message in checks:
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{path}:{row + 2}: {message}, found {table.iloc[row].tolist()}")
+    sides = table.groupby("qid")["perspective"].nunique()
+    if (sides < 2).any():
+        raise InputError(
+            f"{path}: expected both perspectives for every query, "
+            f"{sides.index[sides < 2].tolist()} have one"
+        )
+    return pd.DataFrame(
+        {
+            "question_id": table["qid"],
+            "question": table["qid"].map(queries),
+            "doc_id": table["docid"],
+            "perspective": table["perspective"].astype(int),
+            "text": data.texts(table["docid"]).to_numpy(),
+        }
+    )
 
 
 # ---- orderings and signed Duo --------------------------------------------------------------------
@@ -238,16 +368,24 @@ def _signed_values(scores: np.ndarray, perspective_one: np.ndarray) -> dict[str,
     }
 
 
-def study_orderings(table: pd.DataFrame) -> pd.DataFrame:
+def study_orderings(table: pd.DataFrame, shown=None) -> pd.DataFrame:
     """The study's two orderings per question (most biased, most balanced): per
-    ``(question_id, condition)``, ``shown`` doc ids, their ``labels``, ``duo`` and signed Duos."""
+    ``(question_id, condition)``, ``shown`` doc ids, their ``labels``, ``duo`` and signed Duos.
+    ``shown``: the doc ids a participant sees (default every document of ``table``); the
+    others only fit the axis, and the orientation of ``released_signed_duo`` comes from all the
+    question's perspective-1 documents (the fit set), as in the released script."""
     expect_frame(table, "table", ("question_id", "doc_id", "perspective", "score"))
+    if isinstance(shown, str):
+        raise TypeError(f"shown: expected a collection of doc ids, found the string {shown!r}")
+    visible = None if shown is None else set(shown)
     rows = []
     for question, group in table.groupby("question_id", sort=True):
+        reference = group.loc[group["perspective"] == 1, "score"].to_numpy(dtype=float)
+        if visible is not None:
+            group = group[group["doc_id"].isin(visible)]
         scores = group["score"].to_numpy(dtype=float)
         doc_ids = group["doc_id"].to_numpy()
         labels = group["perspective"].to_numpy().astype(int)
-        reference = scores[labels == 1]
         for condition, order in zip(CONDITIONS, extreme_orderings(scores), strict=True):
             rows.append(
                 {

@@ -25,10 +25,12 @@ GB, the limit :data:`MAX_EXACT_N`).  ``"global"``: ``DCV = Σ_j q_{π(j)} c_j`` 
 − p̄)²`` and ``c_j = Σ_{cut i ≥ j} w(i)/i``: the rearrangement inequality gives both extremes.
 
 Signed Duo (App. A.2): ``sgn(A) = +1`` if more than half of ``A`` is positive, else ``−1`` (the
-printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant).  As the released code meant it, the
-direction is ``sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i)``: one-sided prefixes (variance 0) count for
-nothing and a tied prefix counts ``−1``, so negating all scores flips it only when no counted
-prefix is tied and no score is 0.  The released SEME script instead multiplies Duo by the PCA
+printed ``2·1[…] + 1`` has ``+1`` where ``−1`` is meant).  The direction is the sign of the raw
+signed sum, ``sgn(Σ_i sgn({p_1..p_i}) u(i)/log2 i)`` (the released ``Duo_batch_`` computes that
+sum but applies its sign only when max = min or under its Z-score normaliser, and otherwise
+returns the unsigned Duo): one-sided prefixes (variance 0) count for nothing and a tied prefix
+counts ``−1``, so negating all scores flips it only when no counted prefix is tied and no
+score is 0.  The released SEME script instead multiplies Duo by the PCA
 axis orientation (:func:`orientation_signed_duo`).
 
 Polarisation scores (§4.2, App. A.5) and accuracy (§5.1, Table 2): a one-component PCA (NumPy
