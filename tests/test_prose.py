@@ -70,24 +70,37 @@ def test_a_comparison_names_a_fairer_run_only_when_the_difference_is_significant
 
     table = _table()
     said = compared(table, "nfairr", "base", "fair", 10)
-    assert said.startswith("*fair* is fairer than *base* by NFaiRR@10 (difference 0.2, 95% ")
+    assert said.startswith("*fair* is fairer than *base* by NFaiRR@10 (difference 0.2, 95% "
+                           "interval of this comparison [")  # fmt: skip
     assert said.endswith(", adjusted p = 0.0006)")  # 1/10,001: no sign flip reaches it; Holm × 6
     assert compared(table, "nfairr", "fair", "base", 10).startswith("*fair* is fairer than *base*")
     none = compared(table, "nfairr", "same", "base", 10)
     assert none.startswith("*same* and *base* show no detectable difference by NFaiRR@10 (")
     assert "$d_z$ =" in none and "adjusted p = 1)" in none  # ±0.001 alternating: exactly 0
     higher = compared(table, "nDCG", "base", "fair", 10)
-    assert higher.startswith("*base* has a lower nDCG@10 than *fair* (difference -0.2, 95% ")
+    assert higher.startswith("*base* has a lower nDCG@10 than *fair* (difference -0.2, 95% interv")
     with pytest.raises(ValueError, match="no comparison of base and gone on nfairr@10"):
         compared(table, "nfairr", "base", "gone", 10)
 
 
 def test_the_extremes_of_a_measure_are_named_with_their_test_and_the_count_of_differences():
-    from rankbias.prose import extremes
+    from rankbias.prose import compared, extremes
 
     said = extremes(_table(), "nfairr", 10)
     assert said.startswith(
-        "The highest mean NFaiRR@10 is *fair*'s (0.6) and the lowest *base*'s (0.4): *fair* is "
-        "fairer than *base* by NFaiRR@10 (difference 0.2, 95% interval [0.2, 0.2]"
+        "The highest mean NFaiRR@10 is *fair*'s (0.600) and the lowest *base*'s (0.400): *fair* is "
+        "fairer than *base* by NFaiRR@10 (difference 0.2, 95% interval of this comparison "
+        "[0.2, 0.2]"
     )
     assert said.endswith("Two of the three pairs of runs differ significantly by NFaiRR@10.")
+    table = _table()
+    two = table[(table["run_a"] != "fair") & (table["run_b"] != "fair")]  # base and same only
+    assert extremes(two, "nfairr", 10).endswith("difference by NFaiRR@10 (" + (
+        compared(two, "nfairr", "base", "same", 10).split(" (", 1)[1]) + ".")  # fmt: skip
+    counts = table.copy()
+    counts["significant"] = False  # as a table whose pairs do not differ would say
+    assert extremes(counts, "nfairr", 10).endswith(
+        "None of the three pairs of runs differs significantly by NFaiRR@10."
+    )
+    counts.loc[counts.index[0], "significant"] = True
+    assert "One of the three pairs of runs differs significantly" in extremes(counts, "nfairr", 10)

@@ -4,6 +4,7 @@ put names, counts and lists into prose the same way in every chapter."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -108,10 +109,13 @@ def _row(table, metric: str, run_a: str, run_b: str, cutoff=None):
 
 def _evidence(row, swapped: bool, confidence: float) -> str:
     sign = -1 if swapped else 1
-    low, high = sorted((sign * row["ci_low"], sign * row["ci_high"]))
-    said = f"difference {sign * row['diff']:.3g}, {confidence:.0%} interval [{low:.3g}, {high:.3g}]"
+    low, high = sorted((sign * row["ci_low"] + 0.0, sign * row["ci_high"] + 0.0))  # no -0
+    said = (
+        f"difference {sign * row['diff'] + 0.0:.3g}, {confidence:.0%} interval of this comparison "
+        f"[{low:.3g}, {high:.3g}]"
+    )
     if row["effect_size"] == row["effect_size"]:  # not NaN
-        said += f", $d_z$ = {sign * row['effect_size']:.2f}"
+        said += f", $d_z$ = {sign * row['effect_size'] + 0.0:.2f}"
     return said + f", adjusted p = {row['p_adjusted']:.2g}"
 
 
@@ -144,8 +148,8 @@ def compared(table, metric: str, run_a: str, run_b: str, cutoff=None) -> str:
 
 def extremes(table, metric: str, cutoff=None) -> str:
     """The runs with the highest and the lowest mean ``metric`` in :func:`rankbias.compare`'s
-    all-pairs ``table`` and whether they differ (:func:`compared`), then how many of the pairs
-    differ significantly: a sentence."""
+    all-pairs ``table`` and whether they differ (:func:`compared`), then, with more than one
+    pair, how many of the pairs differ significantly: a sentence."""
     rows = _comparisons(table)
     rows = rows[rows["metric"] == metric]
     if cutoff is not None:
@@ -156,13 +160,27 @@ def extremes(table, metric: str, cutoff=None) -> str:
         means.setdefault(row.run_b, row.mean_b)
     if len(means) < 2:
         raise ValueError(f"{metric}: expected comparisons of two or more runs in the table")
-    high, low = max(means, key=means.get), min(means, key=means.get)
+    high = max(means, key=means.get)  # ties: the first in the table's order
+    low = min((run for run in means if run != high), key=means.get)
     label = _label(metric, rows["cutoff"].iloc[0])
     different = int(rows["significant"].sum())
-    return (
-        f"The highest mean {label} is *{markdown_escape(high)}*'s ({means[high]:.3g}) and the "
-        f"lowest *{markdown_escape(low)}*'s ({means[low]:.3g}): "
-        f"{compared(table, metric, high, low, cutoff)}.  "
-        f"{number_in_words(different).capitalize()} of the {number_in_words(len(rows))} pairs "
-        f"of runs differ significantly by {label}."
+    shown = _decimals(means[high], means[low])
+    pairs = f"of the {number_in_words(len(rows))} pairs of runs"
+    counted = {0: f"None {pairs} differs", 1: f"One {pairs} differs"}.get(
+        different, f"{number_in_words(different).capitalize()} {pairs} differ"
     )
+    said = (
+        f"The highest mean {label} is *{markdown_escape(high)}*'s ({shown(means[high])}) and the "
+        f"lowest *{markdown_escape(low)}*'s ({shown(means[low])}): "
+        f"{compared(table, metric, high, low, cutoff)}."
+    )
+    return said if len(rows) == 1 else f"{said}  {counted} significantly by {label}."
+
+
+def _decimals(*values: float):
+    """A formatter that shows ``values`` with one number of decimals, enough for three
+    significant digits of the smallest non-zero magnitude among them (at most 6)."""
+    magnitudes = [abs(v) for v in values if v]
+    smallest = min(magnitudes, default=1.0)
+    decimals = min(6, max(0, 2 - math.floor(math.log10(smallest))))
+    return lambda value: f"{value:.{decimals}f}"

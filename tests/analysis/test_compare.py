@@ -43,7 +43,7 @@ def test_a_planted_difference_of_0_1_on_60_queries_is_found():
     assert row["diff"] == pytest.approx(0.1)
     assert row["ci_low"] < 0.1 < row["ci_high"] and row["ci_high"] - row["ci_low"] < 0.05
     assert row["p_value"] < 1e-3 and row["significant"]
-    assert row["test"] == "randomisation (10000 sign flips)"
+    assert row["test"] == "randomisation (10,000 sign flips)"
     assert row["effect_size"] == pytest.approx(0.1 / np.std(noise, ddof=1))
     assert row["fairer"] == "fair"  # NFaiRR: higher is fairer
 
@@ -748,20 +748,20 @@ def _near(p_target: float, n: int = 40, seed: int = 0) -> np.ndarray:
 
 def test_only_comparisons_whose_decision_is_unsettled_draw_more_sign_flips():
     far = compare(tidy({"a": _near(0.4) + 1, "b": np.ones(40)})).iloc[0]
-    assert far["test"] == "randomisation (10000 sign flips)" and far["settled"]
+    assert far["test"] == "randomisation (10,000 sign flips)" and far["settled"]
     assert far["p_mc_se"] == pytest.approx(np.sqrt(far["p_value"] * (1 - far["p_value"]) / 1e4))
     close = compare(tidy({"a": _near(0.05) + 1, "b": np.ones(40)})).iloc[0]
-    draws = int(close["test"].split("(")[1].split()[0])
+    draws = int(close["test"].split("(")[1].split()[0].replace(",", ""))
     assert 10_000 < draws <= 1_000_000 and abs(close["p_value"] - 0.05) < 0.01
     assert close["settled"] == (draws < 1_000_000)
 
 
 def test_a_decision_still_unsettled_at_the_last_permutation_is_undetermined():
     row = compare(tidy({"a": _near(0.05) + 1, "b": np.ones(40)}), permutations=20_000).iloc[0]
-    assert row["test"] == "randomisation (20000 sign flips)" and not row["settled"]
+    assert row["test"] == "randomisation (20,000 sign flips)" and not row["settled"]
     assert row["fairer"] == "undetermined"
     assert row["why"] == (
-        f"p = {row['p_value']:.3g} ± {row['p_mc_se']:.2g} after 20000 sign flips is within "
+        f"p = {row['p_value']:.3g} ± {row['p_mc_se']:.2g} after 20,000 sign flips is within "
         "Monte Carlo error of its threshold: more permutations would decide"
     )
 

@@ -527,7 +527,7 @@ def compare(
         if isinstance(result, _SignFlips):
             p = result.p
             row.update(p_value=p, p_mc_se=math.sqrt(p * (1 - p) / result.draws))
-            row["test"] = f"randomisation ({result.draws} sign flips)"
+            row["test"] = f"randomisation ({result.draws:,} sign flips)"
     table = pd.DataFrame(rows, columns=list(OUTPUT))
     tested = table["p_value"].notna()
     table["p_adjusted"] = table["p_value"]
