@@ -104,3 +104,22 @@ def test_the_extremes_of_a_measure_are_named_with_their_test_and_the_count_of_di
     )
     counts.loc[counts.index[0], "significant"] = True
     assert "One of the three pairs of runs differs significantly" in extremes(counts, "nfairr", 10)
+
+
+def test_a_comparison_of_magnitudes_says_so_in_its_label():
+    import numpy as np
+    import pandas as pd
+
+    from rankbias import compare
+    from rankbias.prose import compared
+
+    lean = np.linspace(-0.02, 0.02, 30)
+    rows = [
+        {"run": run, "qid": f"q{i}", "metric": "arab_tc", "cutoff": 10, "value": v + shift}
+        for run, shift in (("male", -0.4), ("female", 0.1))
+        for i, v in enumerate(lean)
+    ]
+    table = compare(pd.DataFrame(rows), absolute=True, bootstrap=1_000)
+    assert compared(table, "arab_tc", "male", "female", 10).startswith(
+        "*female* is fairer than *male* by |ARaB (tc)@10| (difference -0.3, "
+    )

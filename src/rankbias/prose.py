@@ -128,6 +128,8 @@ def compared(table, metric: str, run_a: str, run_b: str, cutoff=None) -> str:
     row, swapped = _row(table, metric, run_a, run_b, cutoff)
     a, b = (f"*{markdown_escape(run)}*" for run in (run_a, run_b))
     label = _label(metric, row["cutoff"])
+    if row["scale"] == "|value|":
+        label = f"|{label}|"
     confidence = table.attrs.get("confidence", 0.95)
     if row["fairer"] == "undetermined" or not row["settled"]:
         return f"{a} and {b} cannot be compared by {label}: {markdown_escape(row['why'])}"
@@ -142,8 +144,7 @@ def compared(table, metric: str, run_a: str, run_b: str, cutoff=None) -> str:
         evidence = _evidence(row, row["fairer"] != row["run_a"], confidence)
         return f"{first} is fairer than {second} by {label} ({evidence})"
     word = "higher" if mean_a > mean_b else "lower"
-    size = " |value|" if row["scale"] == "|value|" else ""
-    return f"{a} has a {word}{size} {label} than {b} ({evidence})"
+    return f"{a} has a {word} {label} than {b} ({evidence})"
 
 
 def extremes(table, metric: str, cutoff=None) -> str:
@@ -163,7 +164,7 @@ def extremes(table, metric: str, cutoff=None) -> str:
     high = max(means, key=means.get)  # ties: the first in the table's order
     low = min((run for run in means if run != high), key=means.get)
     label = _label(metric, rows["cutoff"].iloc[0])
-    different = int(rows["significant"].sum())
+    different = int((rows["significant"] & (rows["fairer"] != "undetermined")).sum())
     shown = _decimals(means[high], means[low])
     pairs = f"of the {number_in_words(len(rows))} pairs of runs"
     counted = {0: f"None {pairs} differs", 1: f"One {pairs} differs"}.get(

@@ -759,6 +759,7 @@ def test_only_comparisons_whose_decision_is_unsettled_draw_more_sign_flips():
 def test_a_decision_still_unsettled_at_the_last_permutation_is_undetermined():
     row = compare(tidy({"a": _near(0.05) + 1, "b": np.ones(40)}), permutations=20_000).iloc[0]
     assert row["test"] == "randomisation (20,000 sign flips)" and not row["settled"]
+    assert not row["significant"]  # whatever the point estimate: the decision is not settled
     assert row["fairer"] == "undetermined"
     assert row["why"] == (
         f"p = {row['p_value']:.3g} ± {row['p_mc_se']:.2g} after 20,000 sign flips is within "

@@ -532,7 +532,8 @@ def compare(
     tested = table["p_value"].notna()
     table["p_adjusted"] = table["p_value"]
     table.loc[tested, "p_adjusted"] = _adjusted(table.loc[tested, "p_value"].to_numpy(), correction)
-    table["significant"] = (table["p_adjusted"] <= alpha).astype(bool)  # as multipletests' reject
+    # as multipletests' reject, where the Monte Carlo decision is settled
+    table["significant"] = ((table["p_adjusted"] <= alpha) & table["settled"]).astype(bool)
     verdicts = [
         _verdict(row, direction, undefined_margin)
         for row, (_, _, direction) in zip(table.to_dict("records"), values, strict=True)
