@@ -78,9 +78,15 @@ def test_every_option_reaches_the_library(tmp_path):
     given, default = (pd.read_csv(outs[k]) for k in ("given", "default"))
     for column in ("ci_low", "ci_high", "p_value", "p_adjusted"):
         assert not np.allclose(given[column], default[column]), column
-    # fair vs noisy: adjusted p ≈ 0.8, significant at the level 0.9 only
-    assert list(given["significant"]) == [True, True, False]
+    # fair vs noisy: adjusted p ≈ 0.8, significant at the level 0.9 only, and with at most 300
+    # sign flips too close to that level to decide: not settled, so not significant
+    assert list(given["significant"]) == [True, False, False]
+    assert list(given["settled"]) == [True, False, True]
+    assert given["fairer"].iloc[1] == "undetermined"
     assert list(default["significant"]) == [True, False, False]
+    argv = [a.replace("--permutations=300", "--permutations=3000") for a in argv]
+    more = main([*args, str(outs["given"]), *argv, "--correction", "bh"])
+    assert more == 0 and list(pd.read_csv(outs["given"])["significant"]) == [True, True, False]
 
 
 def test_queries_left_out_and_system_level_measures_are_reported(tmp_path, capsys):
